@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
-from shared.cli.io import InputError, cards_field, check_deck, melds_field, rules_of
+from shared.cli.io import (
+    InputError,
+    cards_field,
+    check_deck,
+    melds_field,
+    rules_of,
+    run_json_command,
+)
 from shared.core.cards import cards_str, sorted_cards
 from shared.core.judgement import judge_play
 from shared.core.melds import Reading, readings, why_not_meld
@@ -71,3 +79,18 @@ def judge(doc: dict[str, Any]) -> dict[str, Any]:
     raise InputError(
         "expected either 'meld' (a list of cards) or 'table', 'hand', 'opened' and 'layout'"
     )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `rummy judge`."""
+    sub.add_parser(
+        "judge",
+        help="judge one meld or one play (JSON on stdin, verdict on stdout)",
+        description="Reads a meld, or a position and a proposed layout, as JSON on stdin; "
+        "prints the verdict as JSON. Exit 2 when the input is not a position at all.",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Answer one document from stdin."""
+    return run_json_command(judge, "judge")

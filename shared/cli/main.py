@@ -1,11 +1,19 @@
-"""The `rummy` command: one subcommand per tool, each in its own module."""
+"""The `rummy` command: one subcommand per tool, each in its own module.
+
+Each module listed in ``COMMANDS`` defines ``register(subparsers)`` (adds its parser) and
+``run(args) -> int`` (the exit code). Modules are imported lazily so `rummy judge` never pays
+for aiohttp or Redis.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from shared.cli.io import run_json_command
+COMMANDS: dict[str, str] = {
+    "judge": "shared.cli.judge",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,12 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rummy", description="Referee, score and replay Robbers' Rummy and Rummikub."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser(
-        "judge",
-        help="judge one meld or one play (JSON on stdin, verdict on stdout)",
-        description="Reads a meld or a position and a proposed layout as JSON on stdin; prints "
-        "the verdict as JSON. Exit 2 when the input is not a position at all.",
-    )
+    for module in COMMANDS.values():
+        importlib.import_module(module).register(sub)
     return parser
 
 
@@ -27,12 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "judge":
-        from shared.cli.judge import judge
-
-        return run_json_command(judge, "judge")
-    parser.print_help()
-    return 0
+    if args.command is None:
+        parser.print_help()
+        return 0
+    code: int = importlib.import_module(COMMANDS[args.command]).run(args)
+    return code
 
 
 if __name__ == "__main__":
