@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from shared.core.cards import CARD_KINDS, JOKER, card_str
+from shared.core.cards import JOKER, card_str
 from shared.core.melds import (
     MIN_MELD,
     Reading,
@@ -69,24 +69,32 @@ def judge_play(
     """Judge replacing ``table`` by ``layout`` with cards from ``hand``.
 
     ``table`` is trusted to be valid (the engine only ever stores valid tables); ``layout`` and
-    the hand's relation to it are what is judged.
+    the hand's relation to it are what is judged. Melds that stand unchanged in the layout cancel
+    out first, so the cost follows the size of the change, not the size of the table.
     """
-    before = [0] * CARD_KINDS
+    layout_keys = [tuple(sorted(meld)) for meld in layout]
+    kept: dict[tuple[int, ...], int] = {}
     for meld in table:
-        for card in meld:
-            before[card] += 1
-    after = [0] * CARD_KINDS
-    for meld in layout:
-        for card in meld:
-            after[card] += 1
-    played: list[int] = []
-    to_hand: list[int] = []
-    for card in range(CARD_KINDS):
-        diff = after[card] - before[card]
-        if diff > 0:
-            played.extend([card] * diff)
-        elif diff < 0:
-            to_hand.extend([card] * -diff)
+        key = tuple(sorted(meld))
+        kept[key] = kept.get(key, 0) + 1
+    changed: list[int] = []  # positions in the layout of melds that are not unchanged table melds
+    for index, key in enumerate(layout_keys):
+        left = kept.get(key, 0)
+        if left:
+            kept[key] = left - 1
+        else:
+            changed.append(index)
+    removed = [key for key, left in kept.items() for _ in range(left)]  # table melds now gone
+
+    diff: dict[int, int] = {}
+    for index in changed:
+        for card in layout_keys[index]:
+            diff[card] = diff.get(card, 0) + 1
+    for key in removed:
+        for card in key:
+            diff[card] = diff.get(card, 0) - 1
+    played = sorted(card for card, n in diff.items() for _ in range(n))
+    to_hand = sorted(card for card, n in diff.items() for _ in range(-n))
 
     missing = [c for c in to_hand if c != JOKER]
     if missing:
@@ -97,124 +105,90 @@ def judge_play(
             played,
             to_hand,
         )
-    if played:
-        in_hand = [0] * CARD_KINDS
-        for card in hand:
-            in_hand[card] += 1
-        for card in set(played):
-            if after[card] - before[card] > in_hand[card]:
-                return _reject(
-                    "card_not_in_hand",
-                    f"card {card_str(card)} is played {after[card] - before[card]} time(s) but "
-                    f"the hand holds {in_hand[card]}",
-                    played,
-                    to_hand,
-                )
-    else:
+    if not played:
         return _reject(
             "no_card_played",
             "no card came from the hand; a play must move at least one card to the table",
             played,
             to_hand,
         )
+    for card in set(played):
+        held = hand.count(card)
+        if diff[card] > held:
+            return _reject(
+                "card_not_in_hand",
+                f"card {card_str(card)} is played {diff[card]} time(s) but the hand holds {held}",
+                played,
+                to_hand,
+            )
 
     cache = reading_cache(rules)
-    canonical: list[tuple[int, ...]] = []
     best: list[Reading] = []
-    for index, meld in enumerate(layout):
-        key = tuple(sorted(meld))
+    for index, key in enumerate(layout_keys):
         found = cache.get(key)
         if found is None:
             found = readings(key, rules)
         if not found:
+            meld = layout[index]
             code = "meld_too_small" if len(meld) < MIN_MELD else "invalid_meld"
             return _reject(code, f"meld {index + 1} {why_not_meld(meld, rules)}", played, to_hand)
         best.append(found[0])
-        canonical.append(found[0].cards)
-
+    canonical = tuple(r.cards for r in best)
     has_points = rules.point_values != "none"
-    opening = not opened and rules.opening_points > 0
-    if opening:
-        return _judge_opening(rules, table, layout, best, played, to_hand, hand, has_points)
+    values = card_values(rules.point_values)
+    out = len(hand) - len(played) + len(to_hand) == 0
 
-    jokers_out = len(to_hand)  # only jokers remain in to_hand here
-    if jokers_out:
+    if not opened and rules.opening_points > 0:
+        if removed:
+            return _reject(
+                "table_touched_before_opening",
+                f"the table meld {meld_str(removed[0])} was changed; before opening a seat plays "
+                "from its hand only and leaves the table as it is",
+                played,
+                to_hand,
+            )
+        new_value = sum(best[i].value for i in changed)
+        if new_value < rules.opening_points:
+            return _reject(
+                "opening_too_low",
+                f"the opening melds are worth {new_value} points; {rules.name} needs at least "
+                f"{rules.opening_points} from the hand",
+                played,
+                to_hand,
+            )
+        points = new_value if has_points else None
+        return Verdict(True, None, None, tuple(played), (), points, canonical, True, out)
+
+    if to_hand:  # only jokers remain in to_hand here
         if rules.joker_policy != "to_hand":
             return _reject(
                 "joker_left_table",
-                f"{jokers_out} joker(s) left the table; under joker policy "
+                f"{len(to_hand)} joker(s) left the table; under joker policy "
                 f"'{rules.joker_policy}' a joker stays on the table (it may be re-read or "
                 "moved to another meld)",
                 played,
                 to_hand,
             )
-        if not _redeemable(rules, table, [c for c in played if c != JOKER], jokers_out):
+        naturals = [c for c in played if c != JOKER]
+        if not _redeemable(rules, table, naturals, len(to_hand)):
             return _reject(
                 "joker_not_redeemed",
-                f"{jokers_out} joker(s) left the table, but the natural card a joker stands for "
-                "must be played from the hand to redeem it",
+                f"{len(to_hand)} joker(s) left the table, but the natural card a joker stands "
+                "for must be played from the hand to redeem it",
                 played,
                 to_hand,
             )
-    points = _played_points(rules, table, layout, best, played) if has_points else None
-    return Verdict(
-        True,
-        played=tuple(played),
-        to_hand=tuple(to_hand),
-        points=points,
-        layout=tuple(canonical),
-        out=len(hand) - len(played) + len(to_hand) == 0,
-    )
-
-
-def _judge_opening(
-    rules: RuleSet,
-    table: Sequence[Meld],
-    layout: Sequence[Meld],
-    best: list[Reading],
-    played: list[int],
-    to_hand: list[int],
-    hand: Sequence[int],
-    has_points: bool,
-) -> Verdict:
-    """An opening: the table's melds stay exactly as they are, the new melds reach the points."""
-    remaining: dict[tuple[int, ...], int] = {}
-    for meld in table:
-        key = tuple(sorted(meld))
-        remaining[key] = remaining.get(key, 0) + 1
-    new_value = 0
-    for meld, reading in zip(layout, best, strict=True):
-        key = tuple(sorted(meld))
-        if remaining.get(key, 0) > 0:
-            remaining[key] -= 1
-        else:
-            new_value += reading.value
-    touched = [key for key, n in remaining.items() if n > 0]
-    if touched or to_hand:
-        which = meld_str(touched[0]) if touched else "a joker"
-        return _reject(
-            "table_touched_before_opening",
-            f"the table meld {which} was changed; before opening a seat plays from its hand "
-            "only and leaves the table as it is",
-            played,
-            to_hand,
-        )
-    if new_value < rules.opening_points:
-        return _reject(
-            "opening_too_low",
-            f"the opening melds are worth {new_value} points; {rules.name} needs at least "
-            f"{rules.opening_points} from the hand",
-            played,
-            to_hand,
-        )
-    return Verdict(
-        True,
-        played=tuple(played),
-        points=new_value if has_points else None,
-        layout=tuple(r.cards for r in best),
-        opening=True,
-        out=len(hand) == len(played),
-    )
+    points = None
+    if has_points:
+        # A played joker counts as the card it stands for in a changed meld (the highest such).
+        points = sum(values[c] for c in played if c != JOKER)
+        new_jokers = played.count(JOKER)
+        if new_jokers:
+            stood_for = sorted(
+                (values[c] for i in changed for c in best[i].joker_cards()), reverse=True
+            )
+            points += sum(stood_for[:new_jokers])
+    return Verdict(True, None, None, tuple(played), tuple(to_hand), points, canonical, False, out)
 
 
 def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:
@@ -247,31 +221,3 @@ def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], joke
         return False
 
     return search(0, jokers)
-
-
-def _played_points(
-    rules: RuleSet,
-    table: Sequence[Meld],
-    layout: Sequence[Meld],
-    best: list[Reading],
-    played: list[int],
-) -> int:
-    """Value of the played cards: naturals at their value; a played joker as the card it stands
-    for in the new layout (where several jokers could be the played one, the highest)."""
-    values = card_values(rules.point_values)
-    points = sum(values[c] for c in played if c != JOKER)
-    new_jokers = played.count(JOKER)
-    if new_jokers:
-        unchanged: dict[tuple[int, ...], int] = {}
-        for meld in table:
-            key = tuple(sorted(meld))
-            unchanged[key] = unchanged.get(key, 0) + 1
-        candidates: list[int] = []
-        for meld, reading in zip(layout, best, strict=True):
-            key = tuple(sorted(meld))
-            if unchanged.get(key, 0) > 0:
-                unchanged[key] -= 1
-            else:
-                candidates.extend(values[c] for c in reading.joker_cards())
-        points += sum(sorted(candidates, reverse=True)[:new_jokers])
-    return points
