@@ -23,6 +23,9 @@ from shared.core.melds import (
     readings,
     why_not_meld,
 )
+from shared.core.melds import (
+    joker_candidates as joker_stands_for,
+)
 from shared.core.rulesets import RuleSet
 
 Meld = Sequence[int]
@@ -53,6 +56,7 @@ class Verdict:
     layout: tuple[tuple[int, ...], ...] = ()  # canonical melds, in the order given
     opening: bool = False  # this play is the seat's opening
     out: bool = False  # the hand is empty after the play
+    redeemed: int = 0  # table jokers redeemed with their natural card (kept or replayed)
 
 
 def _reject(code: str, reason: str, played: list[int], to_hand: list[int]) -> Verdict:
@@ -188,7 +192,52 @@ def judge_play(
                 (values[c] for i in changed for c in best[i].joker_cards()), reverse=True
             )
             points += sum(stood_for[:new_jokers])
-    return Verdict(True, None, None, tuple(played), tuple(to_hand), points, canonical, False, out)
+    redeemed = _redemptions(rules, removed, [layout_keys[i] for i in changed], played)
+    return Verdict(
+        True,
+        None,
+        None,
+        tuple(played),
+        tuple(to_hand),
+        points,
+        canonical,
+        False,
+        out,
+        max(redeemed, len(to_hand)),
+    )
+
+
+def _redemptions(
+    rules: RuleSet,
+    removed: list[tuple[int, ...]],
+    changed: list[tuple[int, ...]],
+    played: list[int],
+) -> int:
+    """How many table jokers were swapped for their natural card (Decision 9 counts them, kept
+    or replayed): a changed table meld M with a joker, whose swap M - joker + X (X a played
+    natural the joker stands for) now stands on the table. Jokers taken to the hand are counted
+    by the caller even when the meld was rearranged further."""
+    pool: dict[int, int] = {}
+    for card in played:
+        if card != JOKER:
+            pool[card] = pool.get(card, 0) + 1
+    after: dict[tuple[int, ...], int] = {}
+    for key in changed:
+        after[key] = after.get(key, 0) + 1
+    count = 0
+    for meld in removed:
+        if JOKER not in meld:
+            continue
+        without = list(meld)
+        without.remove(JOKER)
+        for card in sorted(joker_stands_for(meld, rules)):
+            swapped = tuple(sorted([*without, card]))
+            if pool.get(card, 0) > 0 and after.get(swapped, 0) > 0:
+                pool[card] -= 1
+                after[swapped] -= 1
+                count += 1
+                break
+    return count
 
 
 def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:

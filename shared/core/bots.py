@@ -1,0 +1,236 @@
+"""Bots: players that decide from their own ``SeatView`` only and send the commands a person
+would. Every play a bot proposes is checked with the rules core first, so a bot never sends an
+illegal layout by mistake; the ``clumsy`` bot sends one on purpose now and then, which is how
+self-play exercises rejected attempts and failed-turn draws.
+
+A bot is anything with ``name`` and ``choose(view, rng) -> Command``; a stronger solver-driven
+bot plugs in by implementing the same protocol and registering in ``BOTS``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from shared.core.cards import JOKER, make_card
+from shared.core.commands import Command, Discard, Draw, End, Pass, Play
+from shared.core.events import Cards, Melds
+from shared.core.judgement import judge_play
+from shared.core.melds import card_values, readings
+from shared.core.views import SeatView
+
+
+class Bot(Protocol):
+    """A player program: sees one seat's view, returns that seat's next command."""
+
+    name: str
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command: ...
+
+
+def hand_melds(hand: Cards, view: SeatView) -> Iterator[Cards]:
+    """Candidate melds made from the hand alone: sets, and runs with jokers filling gaps."""
+    rules = view.rules
+    jokers = hand.count(JOKER)
+    naturals = sorted(set(c for c in hand if c != JOKER))
+    by_rank: dict[int, list[int]] = {}
+    by_suit: dict[int, set[int]] = {}
+    for card in naturals:
+        by_rank.setdefault(card % 13 + 1, []).append(card)
+        by_suit.setdefault(card // 13, set()).add(card % 13 + 1)
+    for cards in by_rank.values():
+        size = min(len(cards), rules.set_max)
+        if size >= 3:
+            yield tuple(cards[:size])
+        elif jokers and size + min(jokers, 3 - size) >= 3:
+            yield (*cards, *(JOKER,) * (3 - size))
+    limit = min(rules.run_max, 13)
+    for suit, ranks in by_suit.items():
+        for start in range(1, 14):
+            if start not in ranks:
+                continue
+            used: list[int] = []
+            missing = 0
+            for length in range(1, limit + 1):
+                rank = (start - 1 + length - 1) % 13 + 1
+                if rules.ace == "low" and start + length - 1 > 13:
+                    break
+                if rank in ranks:
+                    used.append(make_card(rank, suit))
+                elif missing < jokers:
+                    missing += 1
+                    used.append(JOKER)
+                else:
+                    break
+                if length >= 3 and used[-1] != JOKER:
+                    yield tuple(used)
+
+
+def _take(hand: list[int], meld: Cards) -> bool:
+    """Remove ``meld``'s cards from ``hand`` if all are there."""
+    need = list(meld)
+    for card in need:
+        if card not in hand:
+            return False
+        hand.remove(card)
+    return True
+
+
+def disjoint_melds(hand: Cards, view: SeatView, rng: random.Random | None) -> list[Cards]:
+    """Greedy: the longest hand melds first (random order among equals when ``rng`` given)."""
+    options = list(dict.fromkeys(hand_melds(hand, view)))
+    if rng is not None:
+        rng.shuffle(options)
+    options.sort(key=len, reverse=True)
+    left = list(hand)
+    chosen = []
+    for meld in options:
+        trial = list(left)
+        if _take(trial, meld) and readings(meld, view.rules):
+            chosen.append(meld)
+            left = trial
+    return chosen
+
+
+def lay_offs(table: list[list[int]], hand: list[int], view: SeatView) -> int:
+    """Add hand cards to table melds wherever the meld stays valid; returns cards placed."""
+    placed = 0
+    progress = True
+    while progress:
+        progress = False
+        for card in list(dict.fromkeys(hand)):
+            for meld in table:
+                trial = [*meld, card]
+                if readings(trial, view.rules):
+                    meld.append(card)
+                    hand.remove(card)
+                    placed += 1
+                    progress = True
+                    break
+    return placed
+
+
+def opening_value(melds: list[Cards], view: SeatView) -> int:
+    """What melds count towards an opening (each at its best reading)."""
+    total = 0
+    for meld in melds:
+        found = readings(meld, view.rules)
+        total += found[0].value if found else 0
+    return total
+
+
+def _legal(view: SeatView, layout: Melds) -> bool:
+    return judge_play(view.rules, view.table, view.hand, view.opened, layout).legal
+
+
+def greedy_layout(view: SeatView, rng: random.Random | None = None) -> Melds | None:
+    """The most cards this heuristic finds to place: new melds from the hand, then lay-offs."""
+    rules = view.rules
+    melds = disjoint_melds(view.hand, view, rng)
+    needs_opening = not view.opened and rules.opening_points > 0
+    if needs_opening:
+        if not melds or opening_value(melds, view) < rules.opening_points:
+            return None
+        layout = (*view.table, *melds)
+        return layout if _legal(view, layout) else None
+    table = [list(m) for m in view.table] + [list(m) for m in melds]
+    hand = list(view.hand)
+    for meld in melds:
+        _take(hand, meld)
+    lay_offs(table, hand, view)
+    layout = tuple(tuple(m) for m in table)
+    if len(hand) == len(view.hand):
+        return None
+    return layout if _legal(view, layout) else None
+
+
+def random_layout(view: SeatView, rng: random.Random) -> Melds | None:
+    """One random legal move: a single hand meld, or a single lay-off."""
+    rules = view.rules
+    needs_opening = not view.opened and rules.opening_points > 0
+    options: list[Melds] = []
+    for meld in dict.fromkeys(hand_melds(view.hand, view)):
+        if needs_opening and opening_value([meld], view) < rules.opening_points:
+            continue
+        options.append((*view.table, meld))
+    if not needs_opening:
+        for i, meld in enumerate(view.table):
+            for card in set(view.hand):
+                if readings((*meld, card), rules):
+                    options.append((*view.table[:i], (*meld, card), *view.table[i + 1 :]))
+    rng.shuffle(options)
+    for layout in options[:8]:
+        if _legal(view, layout):
+            return layout
+    return None
+
+
+def _finish_turn(view: SeatView, rng: random.Random) -> Command:
+    """What a seat does when it will not (or cannot) play now."""
+    rules = view.rules
+    if rules.discard_pile:
+        if not view.drawn:
+            if view.stock == 0 and view.discard_count <= 1:
+                return Pass(view.seat)
+            return Draw(view.seat, "stock")
+        values = card_values("tiles")
+        hand = [c for c in view.hand if c != view.taken or view.hand.count(c) > 1]
+        naturals = [c for c in hand if c != JOKER] or hand
+        return Discard(view.seat, max(naturals, key=lambda c: values[c] if c != JOKER else 0))
+    if rules.turn_shape == "place_draw_place" and (view.placed or view.drawn):
+        return End(view.seat)
+    if view.stock == 0:
+        return Pass(view.seat)
+    return Draw(view.seat, "stock")
+
+
+def _turn(view: SeatView, rng: random.Random, find: Callable[[], Melds | None]) -> Command:
+    rules = view.rules
+    if rules.discard_pile and not view.drawn:
+        return _finish_turn(view, rng)
+    if rules.discard_pile and view.placed:
+        return _finish_turn(view, rng)
+    layout = find()
+    if layout is not None:
+        return Play(view.seat, layout)
+    return _finish_turn(view, rng)
+
+
+class RandomBot:
+    """Plays one random legal move when it finds one, else draws."""
+
+    name = "random"
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        return _turn(view, rng, lambda: random_layout(view, rng))
+
+
+class GreedyBot:
+    """Places as many cards as it can find this turn: hand melds, then lay-offs."""
+
+    name = "greedy"
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        return _turn(view, rng, lambda: greedy_layout(view, rng))
+
+
+class ClumsyBot:
+    """A random player that now and then proposes an illegal layout (to exercise rejections)."""
+
+    name = "clumsy"
+    mistake_rate = 0.15
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        may_play = not (view.rules.discard_pile and not view.drawn)
+        if may_play and view.hand and view.rejected < 2 and rng.random() < self.mistake_rate:
+            card = rng.choice(view.hand)
+            return Play(view.seat, (*view.table, (card,)))
+        return _turn(view, rng, lambda: random_layout(view, rng))
+
+
+BOTS: dict[str, Callable[[], Bot]] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "clumsy": ClumsyBot,
+}

@@ -1,0 +1,470 @@
+"""``decide(state, command, context) -> events | Rejection``: the rules applied to one command.
+
+Pure: the same state, command and context always give the same answer. Anything random comes
+from the seeded shuffle keyed by the secret seed in the context (checked against the game's
+commitment), and every random outcome is written into the events, so replaying never needs it.
+A refusal is a ``Rejection`` value, never an exception; an illegal layout is refused *and*
+recorded (a ``CommandRejected`` event), since disputes need the attempts too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from shared.core.cards import JOKER, card_str, deck
+from shared.core.codes import Rejection
+from shared.core.commands import (
+    Command,
+    Context,
+    Continue,
+    CreateGame,
+    Discard,
+    Draw,
+    End,
+    Pass,
+    Play,
+    RecordScores,
+    Sit,
+    Start,
+    Timeout,
+)
+from shared.core.events import (
+    CardDiscarded,
+    CardDrawn,
+    CommandRejected,
+    Event,
+    GameCreated,
+    GameStarted,
+    MatchEnded,
+    PlayerSeated,
+    RoundDealt,
+    RoundEnded,
+    ScoresRecorded,
+    SeedRevealed,
+    StarterChosen,
+    StockReshuffled,
+    TurnPassed,
+    TurnPlayed,
+    TurnStarted,
+    TurnTimedOut,
+)
+from shared.core.judgement import judge_play
+from shared.core.melds import card_values
+from shared.core.rulesets import RuleSet, RuleSetError, check_seats, rule_set
+from shared.core.scoring import RoundScore, match_result, score_round
+from shared.core.shuffle import commitment, shuffle_key, shuffled
+from shared.core.state import GameState, RoundResult
+
+Decision = list[Event] | Rejection
+
+
+def _no(code: str, message: str) -> Rejection:
+    return Rejection(code, message)
+
+
+# --- game set-up -------------------------------------------------------------------------------
+
+
+def _create(state: GameState, cmd: CreateGame, ctx: Context) -> Decision:
+    if state.status != "new":
+        return _no("game_exists", f"game {state.game_id!r} already exists")
+    try:
+        rules = rule_set(cmd.rules, cmd.options)
+        check_seats(rules, cmd.seats)
+    except RuleSetError as err:
+        return _no("bad_options", str(err))
+    return [GameCreated(cmd.game_id, cmd.rules, dict(cmd.options), cmd.seats, cmd.commitment)]
+
+
+def _sit(state: GameState, cmd: Sit, ctx: Context) -> Decision:
+    if state.status == "new":
+        return _no("game_not_started", "no such game")
+    if state.status != "waiting":
+        return _no("game_started", "the game has started; seats can no longer be taken")
+    if state.seated() >= state.seats:
+        return _no("game_full", f"all {state.seats} seats are taken")
+    return [PlayerSeated(state.seated(), cmd.name, cmd.seed)]
+
+
+def _key(state: GameState, ctx: Context) -> bytes | Rejection:
+    """The shuffle key, once the context's seed is checked against the commitment."""
+    if ctx.seed is None or commitment(ctx.seed) != state.commitment:
+        return _no("bad_seed", "the seed does not match the game's commitment")
+    return shuffle_key(ctx.seed, state.game_id, state.seeds)
+
+
+def _start(state: GameState, cmd: Start, ctx: Context) -> Decision:
+    if state.status == "new":
+        return _no("game_not_started", "no such game")
+    if state.status != "waiting":
+        return _no("game_started", "the game has already started")
+    if state.seated() < state.seats:
+        return _no(
+            "seats_empty", f"{state.seats - state.seated()} of {state.seats} seats are empty"
+        )
+    key = _key(state, ctx)
+    if isinstance(key, Rejection):
+        return key
+    chosen = _choose_starter(state, key)
+    seats = tuple(range(state.seats))
+    dealt = _deal(state, key, 1, seats, chosen.dealer, chosen.starter)
+    return [GameStarted(), chosen, dealt, _next_turn(state, chosen.starter, ctx)]
+
+
+def _choose_starter(state: GameState, key: bytes) -> StarterChosen:
+    """Decision 11: cut for the dealer (robbers), draw for the starter (rummikub), or the
+    shuffle's pick. A seat that cuts a joker cuts again; ties cut again among the tied."""
+    method = state.rules.starter
+    seats = list(range(state.seats))
+    if method == "random":
+        first = shuffled(seats, key, "starter")[0]
+        return StarterChosen(method, (), None, first)
+    contenders = seats
+    attempts: list[tuple[tuple[int, int], ...]] = []
+    while len(contenders) > 1:
+        cards = iter(shuffled(deck(state.rules.jokers), key, f"{method}/{len(attempts) + 1}"))
+        drawn: list[tuple[int, int]] = []
+        best: dict[int, int] = {}
+        for seat in contenders:
+            card = next(cards)
+            drawn.append((seat, card))
+            while card == JOKER:
+                card = next(cards)
+                drawn.append((seat, card))
+            best[seat] = card % 13 + 1
+        attempts.append(tuple(drawn))
+        top = max(best.values())
+        contenders = [s for s in contenders if best[s] == top]
+    winner = contenders[0]
+    if method == "cut":
+        return StarterChosen(method, tuple(attempts), winner, (winner + 1) % state.seats)
+    return StarterChosen(method, tuple(attempts), None, winner)
+
+
+def _deal(
+    state: GameState,
+    key: bytes,
+    number: int,
+    seats: tuple[int, ...],
+    dealer: int | None,
+    starter: int,
+) -> RoundDealt:
+    """Deal round ``number`` to ``seats`` from the seeded shuffle, starter first."""
+    rules = state.rules
+    cards = shuffled(deck(rules.jokers), key, f"deal/{number}")
+    size = rules.hand_size_for(len(seats))
+    order = seats[seats.index(starter) :] + seats[: seats.index(starter)]
+    hands: list[tuple[int, ...]] = [()] * state.seats
+    for i, seat in enumerate(order):
+        hands[seat] = tuple(sorted(cards[i * size : (i + 1) * size]))
+    rest = cards[len(order) * size :]
+    discard = tuple(rest[:1]) if rules.discard_pile else ()
+    stock = tuple(rest[len(discard) :])
+    return RoundDealt(number, seats, dealer, starter, tuple(hands), stock, discard)
+
+
+def _next_turn(state: GameState, seat: int, ctx: Context) -> TurnStarted:
+    seconds = state.rules.turn_seconds
+    deadline = ctx.now + seconds if seconds else None
+    return TurnStarted(seat, state.turn_number + 1, deadline)
+
+
+# --- turns -------------------------------------------------------------------------------------
+
+
+def _turn_check(state: GameState, seat: int) -> Rejection | None:
+    if state.status in ("new", "waiting"):
+        return _no("game_not_started", "the game has not started")
+    if state.status == "finished":
+        return _no("game_finished", "the game is over")
+    if state.phase != "turns" or state.turn is None:
+        return _no("round_over", "the round is over; the next one is dealt after the scores")
+    if seat != state.turn.seat:
+        return _no("not_your_turn", f"it is seat {state.turn.seat}'s turn, not seat {seat}'s")
+    return None
+
+
+def _end_turn(state: GameState, seat: int, ctx: Context) -> list[Event]:
+    return [_next_turn(state, state.next_seat(seat), ctx)]
+
+
+def _play(state: GameState, cmd: Play, ctx: Context) -> Decision:
+    refused = _turn_check(state, cmd.seat)
+    if refused:
+        return refused
+    assert state.turn is not None
+    rules = state.rules
+    if rules.discard_pile and not state.turn.drawn:
+        return _no("must_draw_first", "every turn begins with a draw from the stock or the pile")
+    hand = state.hands[cmd.seat]
+    verdict = judge_play(rules, state.table, hand, state.opened[cmd.seat], cmd.layout)
+    if not verdict.legal:
+        assert verdict.code is not None and verdict.reason is not None
+        return [
+            CommandRejected(
+                cmd.seat, "play", "illegal_layout", verdict.code, verdict.reason, cmd.layout
+            )
+        ]
+    events: list[Event] = [
+        TurnPlayed(
+            cmd.seat,
+            verdict.layout,
+            verdict.played,
+            verdict.to_hand,
+            verdict.points,
+            verdict.opening,
+            verdict.redeemed,
+        )
+    ]
+    if verdict.out:
+        events.append(_round_end(state, "out", cmd.seat, cmd.seat, verdict.redeemed))
+    elif rules.turn_shape == "play_or_draw" and not rules.discard_pile:
+        events.extend(_end_turn(state, cmd.seat, ctx))
+    return events
+
+
+def _round_end(
+    state: GameState, reason: str, out: int | None, last: int | None, redeemed_now: int = 0
+) -> RoundEnded:
+    """The facts of the round's end; ``out`` has just emptied its hand (by a play that redeemed
+    ``redeemed_now`` jokers, or by a discard)."""
+    hands = list(state.hands)
+    redeemed = list(state.redeemed)
+    if out is not None:
+        hands[out] = ()
+        redeemed[out] += redeemed_now
+    return RoundEnded(
+        state.round, reason, out, state.round_seats, tuple(hands), last, tuple(redeemed)
+    )
+
+
+def _stock_empty(state: GameState) -> bool:
+    """No card can come from the stock, not even by reshuffling the pile (Decision 10)."""
+    return not state.stock and len(state.discard) <= 1
+
+
+def _draw_cards(
+    state: GameState, seat: int, count: int, penalty: bool, ctx: Context
+) -> list[Event] | Rejection:
+    """Draw ``count`` cards from the stock, reshuffling the pile into it when it runs out."""
+    events: list[Event] = []
+    stock = state.stock
+    if len(stock) < count and state.rules.discard_pile and len(state.discard) > 1:
+        key = _key(state, ctx)
+        if isinstance(key, Rejection):
+            return key
+        refill = tuple(shuffled(state.discard[:-1], key, f"reshuffle/{state.turn_number}"))
+        events.append(StockReshuffled(stock + refill))
+        stock = stock + refill
+    events.append(CardDrawn(seat, stock[:count], "stock", penalty))
+    return events
+
+
+def _draw(state: GameState, cmd: Draw, ctx: Context) -> Decision:
+    refused = _turn_check(state, cmd.seat)
+    if refused:
+        return refused
+    assert state.turn is not None
+    rules, turn = state.rules, state.turn
+    if turn.drawn:
+        return _no("already_drawn", "the seat has already drawn this turn")
+    if rules.discard_pile and turn.placed:
+        return _no("already_drawn", "the turn's draw comes before any play")
+    if cmd.source == "pile":
+        if not rules.discard_pile:
+            return _no("not_in_these_rules", "there is no discard pile in these rules")
+        if not state.discard:
+            return _no("pile_empty", "the discard pile is empty")
+        return [CardDrawn(cmd.seat, state.discard[-1:], "pile", False)]
+    if _stock_empty(state):
+        return _no("stock_empty", "the stock is empty: pass instead")
+    failed = turn.rejected > 0 and not turn.placed and not rules.discard_pile
+    count = rules.failed_turn_draw if failed else 1
+    events = _draw_cards(state, cmd.seat, count, failed, ctx)
+    if isinstance(events, Rejection):
+        return events
+    if rules.turn_shape == "play_or_draw" and not rules.discard_pile:
+        events.extend(_end_turn(state, cmd.seat, ctx))
+    return events
+
+
+def _end(state: GameState, cmd: End, ctx: Context) -> Decision:
+    refused = _turn_check(state, cmd.seat)
+    if refused:
+        return refused
+    assert state.turn is not None
+    if state.rules.turn_shape != "place_draw_place":
+        return _no("not_in_these_rules", "a play or a draw ends the turn in these rules")
+    if state.rules.discard_pile:
+        return _no("must_discard", "the turn ends with a discard")
+    if not (state.turn.placed or state.turn.drawn):
+        return _no("must_draw_or_place", "place a card or draw before ending the turn")
+    return _end_turn(state, cmd.seat, ctx)
+
+
+def _pass_or_stall(state: GameState, seat: int, ctx: Context) -> list[Event]:
+    events: list[Event] = [TurnPassed(seat)]
+    if state.passes + 1 >= len(state.round_seats):
+        events.append(_round_end(state, "stalled", None, state.last_player))
+    else:
+        events.extend(_end_turn(state, seat, ctx))
+    return events
+
+
+def _pass(state: GameState, cmd: Pass, ctx: Context) -> Decision:
+    refused = _turn_check(state, cmd.seat)
+    if refused:
+        return refused
+    assert state.turn is not None
+    if not _stock_empty(state):
+        return _no("stock_not_empty", f"the stock holds {len(state.stock)} cards: draw instead")
+    if state.turn.placed or state.turn.drawn:
+        code = "must_discard" if state.rules.discard_pile else "not_in_these_rules"
+        return _no(code, "a seat that placed or drew ends its turn instead of passing")
+    return _pass_or_stall(state, cmd.seat, ctx)
+
+
+def _discard(state: GameState, cmd: Discard, ctx: Context) -> Decision:
+    refused = _turn_check(state, cmd.seat)
+    if refused:
+        return refused
+    assert state.turn is not None
+    if not state.rules.discard_pile:
+        return _no("not_in_these_rules", "there is no discard pile in these rules")
+    if not state.turn.drawn:
+        return _no("must_draw_first", "every turn begins with a draw from the stock or the pile")
+    hand = state.hands[cmd.seat]
+    if cmd.card not in hand:
+        return _no("card_not_in_hand", f"card {card_str(cmd.card)} is not in the hand")
+    if cmd.card == state.turn.taken and hand.count(cmd.card) < 2:
+        return _no(
+            "card_taken_from_pile",
+            f"card {card_str(cmd.card)} was taken from the pile this turn",
+        )
+    events: list[Event] = [CardDiscarded(cmd.seat, cmd.card)]
+    if len(hand) == 1:
+        events.append(_round_end(state, "out", cmd.seat, state.last_player))
+    else:
+        events.extend(_end_turn(state, cmd.seat, ctx))
+    return events
+
+
+def _timeout(state: GameState, cmd: Timeout, ctx: Context) -> Decision:
+    """Decision 6: at the deadline the referee ends the turn as a draw (rule 5's count), as a
+    pass with an empty stock, or with a discard where the seat has already drawn."""
+    turn = state.turn
+    if state.phase != "turns" or turn is None or turn.number != cmd.number:
+        return _no("stale_timeout", f"turn {cmd.number} is already over")
+    if turn.deadline is None or ctx.now < turn.deadline:
+        return _no("timer_not_expired", f"turn {cmd.number}'s deadline has not passed")
+    seat, rules = turn.seat, state.rules
+    events: list[Event] = [TurnTimedOut(seat, turn.number)]
+    if rules.discard_pile and turn.drawn:
+        hand = state.hands[seat]
+        values = card_values(rules.point_values if rules.point_values != "none" else "tiles")
+        choices = [c for c in hand if c != turn.taken or hand.count(c) > 1]
+        worst = max(choices, key=lambda c: (c != JOKER, values[c] if c != JOKER else 0))
+        return [*events, CardDiscarded(seat, worst), *_end_turn(state, seat, ctx)]
+    if turn.drawn or (turn.placed and rules.turn_shape == "place_draw_place"):
+        return events + _end_turn(state, seat, ctx)
+    if _stock_empty(state):
+        return events + _pass_or_stall(state, seat, ctx)
+    failed = turn.rejected > 0
+    drawn = _draw_cards(state, seat, rules.failed_turn_draw if failed else 1, failed, ctx)
+    if isinstance(drawn, Rejection):
+        return drawn
+    return events + drawn + _end_turn(state, seat, ctx)
+
+
+# --- between rounds ----------------------------------------------------------------------------
+
+
+def _record_scores(state: GameState, cmd: RecordScores, ctx: Context) -> Decision:
+    if state.phase != "scoring" or not state.rounds:
+        code = "scores_recorded" if state.phase in ("next", "none") else "round_over"
+        return _no(code, "there is no round waiting for its score sheet")
+    last = state.rounds[-1]
+    if cmd.round != last.round:
+        return _no("scores_wrong", f"the round waiting for scores is {last.round}")
+    expected = round_sheet(state.rules, last)
+    sheet = (expected.winner, expected.went_out, expected.seats, expected.scores)
+    if (cmd.winner, cmd.went_out, cmd.seats, cmd.scores) != sheet:
+        return _no("scores_wrong", f"the score sheet of round {last.round} should be {sheet}")
+    return [ScoresRecorded(cmd.round, cmd.winner, cmd.went_out, cmd.seats, cmd.scores)]
+
+
+def _continue(state: GameState, cmd: Continue, ctx: Context) -> Decision:
+    if state.phase != "next":
+        return _no("no_scores_yet", "the round's score sheet is not recorded yet")
+    key = _key(state, ctx)
+    if isinstance(key, Rejection):
+        return key
+    status = match_result(state.rules, state.seats, [_recorded(r) for r in state.rounds])
+    if status.over:
+        assert ctx.seed is not None
+        table = status.standings
+        return [
+            MatchEnded(status.winners, table.totals, table.outs, table.wins),
+            SeedRevealed(ctx.seed.hex()),
+        ]
+    seats = status.next_seats
+    number = state.round + 1
+    dealer, starter = _rotation(state, number, seats)
+    return [_deal(state, key, number, seats, dealer, starter), _next_turn(state, starter, ctx)]
+
+
+def round_sheet(rules: RuleSet, result: RoundResult) -> RoundScore:
+    """The pure score sheet of a finished round (what the scoring role must record)."""
+    return score_round(
+        rules,
+        [result.hands[s] for s in result.seats],
+        result.out,
+        [result.redeemed[s] for s in result.seats],
+        result.last_player,
+        seats=result.seats,
+    )
+
+
+def _recorded(result: RoundResult) -> RoundScore:
+    assert result.winner is not None
+    return RoundScore(result.seats, result.winner, result.went_out, result.scores)
+
+
+def _rotation(state: GameState, number: int, seats: tuple[int, ...]) -> tuple[int | None, int]:
+    """Dealer and starter of round ``number``: the first round's move one seat on each round
+    (Decision 11); in a round among some seats only, the next of them at or after that seat."""
+    shift = number - 1
+    if state.first_dealer is not None:
+        dealer = (state.first_dealer + shift) % state.seats
+        return dealer, _at_or_after(seats, (dealer + 1) % state.seats, state.seats)
+    assert state.first_starter is not None
+    return None, _at_or_after(seats, (state.first_starter + shift) % state.seats, state.seats)
+
+
+def _at_or_after(seats: tuple[int, ...], seat: int, total: int) -> int:
+    for step in range(total):
+        candidate = (seat + step) % total
+        if candidate in seats:
+            return candidate
+    raise ValueError("no seat plays this round")
+
+
+_DECIDERS: dict[type, Callable[[GameState, Any, Context], Decision]] = {
+    CreateGame: _create,
+    Sit: _sit,
+    Start: _start,
+    Play: _play,
+    Draw: _draw,
+    End: _end,
+    Pass: _pass,
+    Discard: _discard,
+    Timeout: _timeout,
+    RecordScores: _record_scores,
+    Continue: _continue,
+}
+
+
+def decide(state: GameState, command: Command, ctx: Context | None = None) -> Decision:
+    """The events ``command`` produces on ``state``, or why it is refused."""
+    return _DECIDERS[type(command)](state, command, ctx or Context())

@@ -1,0 +1,274 @@
+"""The domain events of a game: immutable, past-tense facts; a game is nothing but these.
+
+Each event is a frozen dataclass of plain values (cards are ints, see ``cards``). ``to_data`` and
+``event_from`` turn them into plain dicts and back; the storage layer wraps that dict in its
+envelope (game, version, time, hash chain) and is the only place that knows the wire format.
+Every fact a replay needs is in the events themselves: the deal records every hand and the stock
+order, draws record the cards drawn, so replaying never needs the secret seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+Cards = tuple[int, ...]
+Melds = tuple[Cards, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all events; ``TYPE`` is the tag stored with the event, ``SCHEMA`` its version."""
+
+    TYPE: ClassVar[str] = ""
+    SCHEMA: ClassVar[int] = 1
+    SECRET: ClassVar[tuple[str, ...]] = ()  # fields no other seat may see while the game is live
+
+
+@dataclass(frozen=True, slots=True)
+class GameCreated(Event):
+    """A game exists, with its rules, its seat count and the commitment to its secret seed."""
+
+    TYPE: ClassVar[str] = "GameCreated"
+    game_id: str
+    rules: str
+    options: dict[str, Any]
+    seats: int
+    commitment: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSeated(Event):
+    """Someone took a seat; ``seed`` is the player's public contribution to the shuffle."""
+
+    TYPE: ClassVar[str] = "PlayerSeated"
+    seat: int
+    name: str
+    seed: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted(Event):
+    """Every seat is filled and the host started the game."""
+
+    TYPE: ClassVar[str] = "GameStarted"
+
+
+@dataclass(frozen=True, slots=True)
+class StarterChosen(Event):
+    """Who deals and who starts (Decision 11), with every cut or draw that decided it.
+
+    ``draws`` holds one tuple per attempt of (seat, card) pairs; later attempts are the re-cuts
+    among the tied seats.
+    """
+
+    TYPE: ClassVar[str] = "StarterChosen"
+    method: str
+    draws: tuple[tuple[tuple[int, int], ...], ...]
+    dealer: int | None
+    starter: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt(Event):
+    """A round is dealt: every hand, the stock in draw order, the discard pile (bottom first)."""
+
+    TYPE: ClassVar[str] = "RoundDealt"
+    SECRET: ClassVar[tuple[str, ...]] = ("hands", "stock")
+    round: int
+    seats: tuple[int, ...]  # the seats playing this round (all, except in tie-break rounds)
+    dealer: int | None
+    starter: int
+    hands: Melds  # indexed by seat; empty for a seat not in the round
+    stock: Cards
+    discard: Cards
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted(Event):
+    """It is ``seat``'s turn, number ``number`` of the game; ``deadline`` in unix seconds."""
+
+    TYPE: ClassVar[str] = "TurnStarted"
+    seat: int
+    number: int
+    deadline: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlayed(Event):
+    """A legal play: the table is now ``layout`` (canonical melds)."""
+
+    TYPE: ClassVar[str] = "TurnPlayed"
+    seat: int
+    layout: Melds
+    played: Cards
+    to_hand: Cards
+    points: int | None
+    opening: bool
+    redeemed: int  # table jokers swapped for their natural card (Decision 9)
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn(Event):
+    """Cards drawn into a hand; ``penalty`` marks the failed-manipulation draw (Decision 5)."""
+
+    TYPE: ClassVar[str] = "CardDrawn"
+    SECRET: ClassVar[tuple[str, ...]] = ("cards",)
+    seat: int
+    cards: Cards
+    source: str  # "stock" or "pile"
+    penalty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CardDiscarded(Event):
+    """A card laid face up on the discard pile (discard-pile variant)."""
+
+    TYPE: ClassVar[str] = "CardDiscarded"
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True, slots=True)
+class StockReshuffled(Event):
+    """The pile except its top card became the new stock, in this order (Decision 10)."""
+
+    TYPE: ClassVar[str] = "StockReshuffled"
+    SECRET: ClassVar[tuple[str, ...]] = ("stock",)
+    stock: Cards
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRejected(Event):
+    """An attempt the rules refused; recorded because disputes need the attempts too.
+
+    ``layout`` shows cards of the seat's hand, so only that seat sees it while the game is live.
+    """
+
+    TYPE: ClassVar[str] = "CommandRejected"
+    SECRET: ClassVar[tuple[str, ...]] = ("layout", "reason")
+    seat: int
+    command: str
+    code: str
+    detail: str  # the rules core's code for an illegal layout, else ""
+    reason: str
+    layout: Melds | None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPassed(Event):
+    """A seat passed (only possible with an empty stock)."""
+
+    TYPE: ClassVar[str] = "TurnPassed"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTimedOut(Event):
+    """The turn's deadline passed; the referee ends it as a draw, or a pass (Decision 6)."""
+
+    TYPE: ClassVar[str] = "TurnTimedOut"
+    seat: int
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded(Event):
+    """The facts of a round's end: who went out (or that it stalled) and every hand left."""
+
+    TYPE: ClassVar[str] = "RoundEnded"
+    round: int
+    reason: str  # "out" or "stalled"
+    out: int | None
+    seats: tuple[int, ...]
+    hands: Melds
+    last_player: int | None
+    redeemed: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoresRecorded(Event):
+    """The score sheet of a round, computed by the scoring role from ``RoundEnded``."""
+
+    TYPE: ClassVar[str] = "ScoresRecorded"
+    round: int
+    winner: int
+    went_out: bool
+    seats: tuple[int, ...]
+    scores: tuple[int, ...] | None  # aligned with ``seats``; None where the rules keep no score
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded(Event):
+    """The match is over: the winning seat(s) and the final standings per seat."""
+
+    TYPE: ClassVar[str] = "MatchEnded"
+    winners: tuple[int, ...]
+    totals: tuple[int, ...] | None  # None where the rules keep no score
+    outs: tuple[int, ...]
+    wins: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeedRevealed(Event):
+    """The secret seed, published once the game is over so anyone can recompute every deal."""
+
+    TYPE: ClassVar[str] = "SeedRevealed"
+    seed: str  # hex
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.TYPE: cls
+    for cls in (
+        GameCreated,
+        PlayerSeated,
+        GameStarted,
+        StarterChosen,
+        RoundDealt,
+        TurnStarted,
+        TurnPlayed,
+        CardDrawn,
+        CardDiscarded,
+        StockReshuffled,
+        CommandRejected,
+        TurnPassed,
+        TurnTimedOut,
+        RoundEnded,
+        ScoresRecorded,
+        MatchEnded,
+        SeedRevealed,
+    )
+}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def to_data(event: Event) -> dict[str, Any]:
+    """The event's fields as a plain dict (lists, not tuples), for the storage layer."""
+    return {f.name: _plain(getattr(event, f.name)) for f in dataclasses.fields(event)}
+
+
+class UnknownEvent(ValueError):
+    """A stored event whose type this code does not know, or whose fields do not fit it."""
+
+
+def event_from(type_name: str, data: dict[str, Any]) -> Event:
+    """Rebuild an event from its type tag and plain dict (the inverse of ``to_data``)."""
+    cls = EVENT_TYPES.get(type_name)
+    if cls is None:
+        raise UnknownEvent(f"unknown event type {type_name!r}")
+    try:
+        return cls(**{k: (v if k == "options" else _frozen(v)) for k, v in data.items()})
+    except TypeError as err:
+        raise UnknownEvent(f"event {type_name} does not fit its fields: {err}") from None

@@ -1,0 +1,213 @@
+"""``evolve(state, event) -> state``: the fold that makes a game out of its events.
+
+Evolve never judges: every event is a fact ``decide`` already checked, so applying one is plain
+bookkeeping and cheap (a rebuild of a whole game takes milliseconds). Replaying the same events
+always yields the same state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from shared.core.cards import JOKER
+from shared.core.events import (
+    CardDiscarded,
+    CardDrawn,
+    Cards,
+    CommandRejected,
+    Event,
+    GameCreated,
+    GameStarted,
+    MatchEnded,
+    Melds,
+    PlayerSeated,
+    RoundDealt,
+    RoundEnded,
+    ScoresRecorded,
+    SeedRevealed,
+    StarterChosen,
+    StockReshuffled,
+    TurnPassed,
+    TurnPlayed,
+    TurnStarted,
+    TurnTimedOut,
+)
+from shared.core.rulesets import rule_set
+from shared.core.state import GameState, RoundResult, Turn
+
+
+def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+def _without(hand: Cards, cards: Iterable[int]) -> Cards:
+    left = list(hand)
+    for card in cards:
+        left.remove(card)
+    return tuple(left)
+
+
+def _created(s: GameState, e: GameCreated) -> GameState:
+    return replace(
+        s,
+        game_id=e.game_id,
+        rules=rule_set(e.rules, e.options),
+        seats=e.seats,
+        commitment=e.commitment,
+        status="waiting",
+    )
+
+
+def _seated(s: GameState, e: PlayerSeated) -> GameState:
+    return replace(s, names=(*s.names, e.name), seeds=(*s.seeds, e.seed))
+
+
+def _started(s: GameState, e: GameStarted) -> GameState:
+    return replace(s, status="playing")
+
+
+def _starter(s: GameState, e: StarterChosen) -> GameState:
+    return replace(s, first_dealer=e.dealer, first_starter=e.starter)
+
+
+def _dealt(s: GameState, e: RoundDealt) -> GameState:
+    opened = s.rules.opening_points == 0
+    return replace(
+        s,
+        phase="turns",
+        round=e.round,
+        round_seats=e.seats,
+        dealer=e.dealer,
+        starter=e.starter,
+        hands=e.hands,
+        stock=e.stock,
+        discard=e.discard,
+        table=(),
+        opened=(opened,) * s.seats,
+        turn=None,
+        passes=0,
+        last_player=None,
+        redeemed=(0,) * s.seats,
+    )
+
+
+def _turn(s: GameState, e: TurnStarted) -> GameState:
+    return replace(s, turn=Turn(e.seat, e.number, e.deadline), turn_number=e.number)
+
+
+def _played(s: GameState, e: TurnPlayed) -> GameState:
+    hand = (*_without(s.hands[e.seat], e.played), *e.to_hand)
+    turn = replace(s.turn, placed=True) if s.turn else None
+    return replace(
+        s,
+        table=e.layout,
+        hands=_set(s.hands, e.seat, hand),
+        opened=_set(s.opened, e.seat, True),
+        turn=turn,
+        passes=0,
+        last_player=e.seat,
+        redeemed=_set(s.redeemed, e.seat, s.redeemed[e.seat] + e.redeemed),
+    )
+
+
+def _drawn(s: GameState, e: CardDrawn) -> GameState:
+    hand = s.hands[e.seat] + e.cards
+    turn = s.turn
+    if e.source == "pile":
+        discard = s.discard[: len(s.discard) - len(e.cards)]
+        turn = replace(turn, drawn=True, taken=e.cards[-1]) if turn else None
+        return replace(s, hands=_set(s.hands, e.seat, hand), discard=discard, turn=turn)
+    turn = replace(turn, drawn=True) if turn else None
+    stock = s.stock[len(e.cards) :]
+    return replace(s, hands=_set(s.hands, e.seat, hand), stock=stock, turn=turn)
+
+
+def _discarded(s: GameState, e: CardDiscarded) -> GameState:
+    hand = _without(s.hands[e.seat], (e.card,))
+    return replace(s, hands=_set(s.hands, e.seat, hand), discard=(*s.discard, e.card))
+
+
+def _reshuffled(s: GameState, e: StockReshuffled) -> GameState:
+    return replace(s, stock=e.stock, discard=s.discard[-1:])
+
+
+def _rejected(s: GameState, e: CommandRejected) -> GameState:
+    turn = s.turn
+    if turn is not None and turn.seat == e.seat and e.code == "illegal_layout":
+        turn = replace(turn, rejected=turn.rejected + 1)
+    return replace(s, turn=turn, rejected=s.rejected + 1)
+
+
+def _passed(s: GameState, e: TurnPassed) -> GameState:
+    return replace(s, passes=s.passes + 1)
+
+
+def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
+    return s
+
+
+def _round_ended(s: GameState, e: RoundEnded) -> GameState:
+    result = RoundResult(e.round, e.reason, e.out, e.seats, e.hands, e.redeemed, e.last_player)
+    return replace(s, phase="scoring", turn=None, rounds=(*s.rounds, result))
+
+
+def _scored(s: GameState, e: ScoresRecorded) -> GameState:
+    last = replace(
+        s.rounds[-1], recorded=True, winner=e.winner, went_out=e.went_out, scores=e.scores
+    )
+    return replace(s, phase="next", rounds=(*s.rounds[:-1], last))
+
+
+def _match_ended(s: GameState, e: MatchEnded) -> GameState:
+    return replace(s, status="finished", phase="none", winners=e.winners)
+
+
+def _revealed(s: GameState, e: SeedRevealed) -> GameState:
+    return replace(s, revealed_seed=e.seed)
+
+
+_HANDLERS: dict[type[Event], Callable[[GameState, Any], GameState]] = {
+    GameCreated: _created,
+    PlayerSeated: _seated,
+    GameStarted: _started,
+    StarterChosen: _starter,
+    RoundDealt: _dealt,
+    TurnStarted: _turn,
+    TurnPlayed: _played,
+    CardDrawn: _drawn,
+    CardDiscarded: _discarded,
+    StockReshuffled: _reshuffled,
+    CommandRejected: _rejected,
+    TurnPassed: _passed,
+    TurnTimedOut: _timed_out,
+    RoundEnded: _round_ended,
+    ScoresRecorded: _scored,
+    MatchEnded: _match_ended,
+    SeedRevealed: _revealed,
+}
+
+
+def evolve(state: GameState, event: Event) -> GameState:
+    """The state after ``event``; ``version`` counts the events applied."""
+    after = _HANDLERS[type(event)](state, event)
+    return replace(after, version=state.version + 1)
+
+
+def fold(events: Iterable[Event], state: GameState | None = None) -> GameState:
+    """The state after all ``events`` (from a fresh game unless ``state`` is given)."""
+    current = state if state is not None else GameState()
+    for event in events:
+        current = evolve(current, event)
+    return current
+
+
+def table_cards(table: Melds) -> int:
+    """How many cards lie on the table."""
+    return sum(len(m) for m in table)
+
+
+def jokers_in(cards: Cards) -> int:
+    """How many jokers a hand holds."""
+    return cards.count(JOKER)

@@ -1,0 +1,207 @@
+"""What each viewer may see: a seat sees its own hand and everyone's counts; a spectator sees the
+table and the counts. Nobody sees another seat's hand, the stock order, the seed, or another
+seat's rejected layout while the game is live; once it is finished, everything is public.
+
+``seat_view`` is the typed view bots play from (so a bot cannot cheat); ``view_json`` is the
+API's view; ``event_json`` filters one event for one viewer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.core.cards import cards_str, sorted_cards
+from shared.core.events import (
+    CardDrawn,
+    CommandRejected,
+    Event,
+    Melds,
+    PlayerSeated,
+    RoundDealt,
+    RoundEnded,
+    StockReshuffled,
+    to_data,
+)
+from shared.core.rulesets import RuleSet
+from shared.core.state import GameState
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """Everything one seat knows on its turn, and nothing more."""
+
+    seat: int
+    rules: RuleSet
+    hand: tuple[int, ...]
+    table: Melds
+    opened: bool
+    hand_counts: tuple[int, ...]
+    stock: int
+    discard_top: int | None
+    discard_count: int
+    drawn: bool  # this turn
+    placed: bool  # this turn
+    rejected: int  # this turn
+    taken: int | None  # the card taken from the pile this turn
+    my_turn: bool
+
+
+def seat_view(state: GameState, seat: int) -> SeatView:
+    """The typed view of ``seat`` (bots decide from this alone)."""
+    turn = state.turn
+    mine = turn is not None and turn.seat == seat
+    return SeatView(
+        seat=seat,
+        rules=state.rules,
+        hand=state.hands[seat] if state.hands else (),
+        table=state.table,
+        opened=bool(state.opened) and state.opened[seat],
+        hand_counts=tuple(len(h) for h in state.hands),
+        stock=len(state.stock),
+        discard_top=state.discard[-1] if state.discard else None,
+        discard_count=len(state.discard),
+        drawn=mine and turn is not None and turn.drawn,
+        placed=mine and turn is not None and turn.placed,
+        rejected=turn.rejected if mine and turn is not None else 0,
+        taken=turn.taken if mine and turn is not None else None,
+        my_turn=mine,
+    )
+
+
+def iso_time(seconds: float | None) -> str | None:
+    """Unix seconds as an ISO-8601 UTC time, or None."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def standings(state: GameState) -> list[int | None]:
+    """Each seat's cumulative score over the recorded rounds (None where nothing is scored)."""
+    if state.rules.scoring == "none":
+        return [None] * state.seats
+    totals = [0] * state.seats
+    for result in state.rounds:
+        if result.recorded and result.scores is not None:
+            for seat, score in zip(result.seats, result.scores, strict=True):
+                totals[seat] += score
+    return list(totals)
+
+
+def _last_round(state: GameState) -> dict[str, Any] | None:
+    if not state.rounds:
+        return None
+    last = state.rounds[-1]
+    finished = state.status == "finished"
+    shown: dict[str, Any] = {
+        "round": last.round,
+        "reason": last.reason,
+        "out": last.out,
+        "winner": last.winner,
+        "went_out": last.went_out,
+        "recorded": last.recorded,
+        "scores": (
+            {str(s): v for s, v in zip(last.seats, last.scores, strict=True)}
+            if last.scores is not None
+            else None
+        ),
+        "hand_counts": {str(s): len(last.hands[s]) for s in last.seats},
+    }
+    if finished:
+        shown["hands"] = {str(s): cards_str(sorted_cards(last.hands[s])) for s in last.seats}
+    return shown
+
+
+def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
+    """The API view for a seat (``viewer`` its number) or a spectator (``None``)."""
+    turn = state.turn
+    totals = standings(state)
+    status = "waiting" if state.status in ("new", "waiting") else state.status
+    view: dict[str, Any] = {
+        "game_id": state.game_id,
+        "version": state.version,
+        "status": status,
+        "rules": {"name": state.rules.name, "options": state.rules.options()},
+        "round": state.round,
+        "turn": (
+            {"seat": turn.seat, "number": turn.number, "deadline": iso_time(turn.deadline)}
+            if turn is not None
+            else None
+        ),
+        "you": viewer,
+    }
+    if viewer is not None:
+        view["hand"] = cards_str(sorted_cards(state.hands[viewer])) if state.hands else []
+    view |= {
+        "table": [cards_str(m) for m in state.table],
+        "seats": [
+            {
+                "seat": seat,
+                "name": state.names[seat] if seat < len(state.names) else None,
+                "hand_count": len(state.hands[seat]) if state.hands else 0,
+                "opened": bool(state.opened) and state.opened[seat],
+                "score": totals[seat],
+            }
+            for seat in range(state.seats)
+        ],
+        "stock": len(state.stock),
+        "discard": cards_str(state.discard[-1:])[0] if state.discard else None,
+        "discard_count": len(state.discard),
+        "last_round": _last_round(state),
+        "winner": list(state.winners) if state.status == "finished" else None,
+        "seed": state.revealed_seed,
+    }
+    if turn is not None and viewer == turn.seat:
+        view["turn"] |= {"drawn": turn.drawn, "placed": turn.placed, "rejected": turn.rejected}
+    return view
+
+
+def _cards_json(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_cards_json(v) for v in value]
+    return value
+
+
+CARD_FIELDS = {"layout", "played", "to_hand", "hands", "stock", "discard", "cards"}
+
+
+def event_json(event: Event, viewer: int | None, finished: bool) -> dict[str, Any]:
+    """One event as ``viewer`` may see it (``finished``: the game is over, nothing is secret).
+
+    Secret fields of other seats become counts: a deal shows only the viewer's own hand, a draw
+    by someone else only how many cards, a rejected attempt by someone else only its code.
+    """
+    data = to_data(event)
+    for name in CARD_FIELDS & data.keys():
+        data[name] = _cards_str_deep(data[name])
+    if "card" in data and isinstance(data["card"], int):
+        data["card"] = cards_str([data["card"]])[0]
+    shown: dict[str, Any] = {"type": event.TYPE, **data}
+    if finished:
+        return shown
+    if isinstance(event, RoundDealt):
+        shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
+        shown["hand_counts"] = [len(h) for h in event.hands]
+        shown["stock"] = len(event.stock)
+    elif isinstance(event, RoundEnded):
+        shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
+        shown["hand_counts"] = [len(h) for h in event.hands]
+    elif isinstance(event, StockReshuffled):
+        shown["stock"] = len(event.stock)
+    elif isinstance(event, CardDrawn) and event.seat != viewer and event.source == "stock":
+        shown["cards"] = len(event.cards)
+    elif isinstance(event, CommandRejected) and event.seat != viewer:
+        shown["layout"] = None
+        shown["reason"] = None
+    elif isinstance(event, PlayerSeated) and event.seat != viewer:
+        shown["seed"] = None
+    return shown
+
+
+def _cards_str_deep(value: Any) -> Any:
+    if isinstance(value, list):
+        if all(isinstance(v, int) for v in value):
+            return cards_str(value)
+        return [_cards_str_deep(v) for v in value]
+    return value
