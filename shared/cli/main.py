@@ -13,6 +13,8 @@ import sys
 
 COMMANDS: dict[str, str] = {
     "judge": "shared.cli.judge",
+    "simulate": "shared.cli.simulate",
+    "score": "shared.cli.score",
 }
 
 
