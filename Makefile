@@ -30,6 +30,7 @@ lint: install
 
 bench: install
 	$(BIN)/python tests/bench/core.py
+	$(BIN)/python tests/bench/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -37,6 +37,8 @@ from shared.core.events import (
 from shared.core.rulesets import rule_set
 from shared.core.state import GameState, RoundResult, Turn
 
+Changes = dict[str, Any]
+
 
 def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*items[:index], value, *items[index + 1 :])
@@ -49,9 +51,8 @@ def _without(hand: Cards, cards: Iterable[int]) -> Cards:
     return tuple(left)
 
 
-def _created(s: GameState, e: GameCreated) -> GameState:
-    return replace(
-        s,
+def _created(s: GameState, e: GameCreated) -> Changes:
+    return dict(
         game_id=e.game_id,
         rules=rule_set(e.rules, e.options),
         seats=e.seats,
@@ -60,22 +61,21 @@ def _created(s: GameState, e: GameCreated) -> GameState:
     )
 
 
-def _seated(s: GameState, e: PlayerSeated) -> GameState:
-    return replace(s, names=(*s.names, e.name), seeds=(*s.seeds, e.seed))
+def _seated(s: GameState, e: PlayerSeated) -> Changes:
+    return dict(names=(*s.names, e.name), seeds=(*s.seeds, e.seed))
 
 
-def _started(s: GameState, e: GameStarted) -> GameState:
-    return replace(s, status="playing")
+def _started(s: GameState, e: GameStarted) -> Changes:
+    return {"status": "playing"}
 
 
-def _starter(s: GameState, e: StarterChosen) -> GameState:
-    return replace(s, first_dealer=e.dealer, first_starter=e.starter)
+def _starter(s: GameState, e: StarterChosen) -> Changes:
+    return dict(first_dealer=e.dealer, first_starter=e.starter)
 
 
-def _dealt(s: GameState, e: RoundDealt) -> GameState:
+def _dealt(s: GameState, e: RoundDealt) -> Changes:
     opened = s.rules.opening_points == 0
-    return replace(
-        s,
+    return dict(
         phase="turns",
         round=e.round,
         round_seats=e.seats,
@@ -93,15 +93,14 @@ def _dealt(s: GameState, e: RoundDealt) -> GameState:
     )
 
 
-def _turn(s: GameState, e: TurnStarted) -> GameState:
-    return replace(s, turn=Turn(e.seat, e.number, e.deadline), turn_number=e.number)
+def _turn(s: GameState, e: TurnStarted) -> Changes:
+    return dict(turn=Turn(e.seat, e.number, e.deadline), turn_number=e.number)
 
 
-def _played(s: GameState, e: TurnPlayed) -> GameState:
+def _played(s: GameState, e: TurnPlayed) -> Changes:
     hand = (*_without(s.hands[e.seat], e.played), *e.to_hand)
     turn = replace(s.turn, placed=True) if s.turn else None
-    return replace(
-        s,
+    return dict(
         table=e.layout,
         hands=_set(s.hands, e.seat, hand),
         opened=_set(s.opened, e.seat, True),
@@ -112,63 +111,63 @@ def _played(s: GameState, e: TurnPlayed) -> GameState:
     )
 
 
-def _drawn(s: GameState, e: CardDrawn) -> GameState:
+def _drawn(s: GameState, e: CardDrawn) -> Changes:
     hand = s.hands[e.seat] + e.cards
     turn = s.turn
     if e.source == "pile":
         discard = s.discard[: len(s.discard) - len(e.cards)]
         turn = replace(turn, drawn=True, taken=e.cards[-1]) if turn else None
-        return replace(s, hands=_set(s.hands, e.seat, hand), discard=discard, turn=turn)
+        return dict(hands=_set(s.hands, e.seat, hand), discard=discard, turn=turn)
     turn = replace(turn, drawn=True) if turn else None
     stock = s.stock[len(e.cards) :]
-    return replace(s, hands=_set(s.hands, e.seat, hand), stock=stock, turn=turn)
+    return dict(hands=_set(s.hands, e.seat, hand), stock=stock, turn=turn)
 
 
-def _discarded(s: GameState, e: CardDiscarded) -> GameState:
+def _discarded(s: GameState, e: CardDiscarded) -> Changes:
     hand = _without(s.hands[e.seat], (e.card,))
-    return replace(s, hands=_set(s.hands, e.seat, hand), discard=(*s.discard, e.card))
+    return dict(hands=_set(s.hands, e.seat, hand), discard=(*s.discard, e.card))
 
 
-def _reshuffled(s: GameState, e: StockReshuffled) -> GameState:
-    return replace(s, stock=e.stock, discard=s.discard[-1:])
+def _reshuffled(s: GameState, e: StockReshuffled) -> Changes:
+    return dict(stock=e.stock, discard=s.discard[-1:])
 
 
-def _rejected(s: GameState, e: CommandRejected) -> GameState:
+def _rejected(s: GameState, e: CommandRejected) -> Changes:
     turn = s.turn
     if turn is not None and turn.seat == e.seat and e.code == "illegal_layout":
         turn = replace(turn, rejected=turn.rejected + 1)
-    return replace(s, turn=turn, rejected=s.rejected + 1)
+    return dict(turn=turn, rejected=s.rejected + 1)
 
 
-def _passed(s: GameState, e: TurnPassed) -> GameState:
-    return replace(s, passes=s.passes + 1)
+def _passed(s: GameState, e: TurnPassed) -> Changes:
+    return dict(passes=s.passes + 1)
 
 
-def _timed_out(s: GameState, e: TurnTimedOut) -> GameState:
-    return s
+def _timed_out(s: GameState, e: TurnTimedOut) -> Changes:
+    return {}
 
 
-def _round_ended(s: GameState, e: RoundEnded) -> GameState:
+def _round_ended(s: GameState, e: RoundEnded) -> Changes:
     result = RoundResult(e.round, e.reason, e.out, e.seats, e.hands, e.redeemed, e.last_player)
-    return replace(s, phase="scoring", turn=None, rounds=(*s.rounds, result))
+    return dict(phase="scoring", turn=None, rounds=(*s.rounds, result))
 
 
-def _scored(s: GameState, e: ScoresRecorded) -> GameState:
+def _scored(s: GameState, e: ScoresRecorded) -> Changes:
     last = replace(
         s.rounds[-1], recorded=True, winner=e.winner, went_out=e.went_out, scores=e.scores
     )
-    return replace(s, phase="next", rounds=(*s.rounds[:-1], last))
+    return dict(phase="next", rounds=(*s.rounds[:-1], last))
 
 
-def _match_ended(s: GameState, e: MatchEnded) -> GameState:
-    return replace(s, status="finished", phase="none", winners=e.winners)
+def _match_ended(s: GameState, e: MatchEnded) -> Changes:
+    return dict(status="finished", phase="none", winners=e.winners)
 
 
-def _revealed(s: GameState, e: SeedRevealed) -> GameState:
-    return replace(s, revealed_seed=e.seed)
+def _revealed(s: GameState, e: SeedRevealed) -> Changes:
+    return dict(revealed_seed=e.seed)
 
 
-_HANDLERS: dict[type[Event], Callable[[GameState, Any], GameState]] = {
+_HANDLERS: dict[type[Event], Callable[[GameState, Any], Changes]] = {
     GameCreated: _created,
     PlayerSeated: _seated,
     GameStarted: _started,
@@ -190,9 +189,19 @@ _HANDLERS: dict[type[Event], Callable[[GameState, Any], GameState]] = {
 
 
 def evolve(state: GameState, event: Event) -> GameState:
-    """The state after ``event``; ``version`` counts the events applied."""
-    after = _HANDLERS[type(event)](state, event)
-    return replace(after, version=state.version + 1)
+    """The state after ``event``; ``version`` counts the events applied.
+
+    Handlers return only the fields that change; the new state is one copy of the old one's
+    fields with those applied (a frozen dataclass copied through its ``__dict__``, several times
+    cheaper than ``dataclasses.replace`` on thirty fields, which matters to rebuild speed).
+    """
+    changes = _HANDLERS[type(event)](state, event)
+    after = object.__new__(GameState)
+    fields = after.__dict__
+    fields.update(state.__dict__)
+    fields.update(changes)
+    fields["version"] = state.version + 1
+    return after
 
 
 def fold(events: Iterable[Event], state: GameState | None = None) -> GameState:

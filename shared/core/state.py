@@ -45,7 +45,7 @@ class RoundResult:
     scores: tuple[int, ...] | None = None  # aligned with ``seats``
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GameState:
     """Everything known about one game after its events so far."""
 

@@ -1,0 +1,58 @@
+"""Engine figures: events applied per second when rebuilding a game from its events, the time
+to rebuild a 200-event game, and simulated turns per second (bots, invariant checks off).
+
+Run with `make bench` (or `python tests/bench/engine.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from shared.core.bots import GreedyBot, RandomBot  # noqa: E402
+from shared.core.evolve import fold  # noqa: E402
+from shared.core.selfplay import SelfPlay  # noqa: E402
+
+
+def main() -> None:
+    rng = random.Random(3)
+    games = []
+    started = time.perf_counter()
+    turns = 0
+    for g in range(20):
+        seed = hashlib.sha256(f"bench/{g}".encode()).digest()
+        report = SelfPlay(
+            "robbers", {}, [GreedyBot(), RandomBot(), GreedyBot(), RandomBot()], seed, rng,
+            check=False,
+        ).play()
+        turns += report.turns
+        games.append(report.events)
+    seconds = time.perf_counter() - started
+    print(f"simulated turns/s (4 bots, robbers, checks off): {turns / seconds:>10,.0f}")
+
+    events = [e for g in games for e in g]
+    start = time.perf_counter()
+    for g in games:
+        fold(g)
+    rate = len(events) / (time.perf_counter() - start)
+    print(f"events applied/s (rebuild from events):          {rate:>10,.0f}")
+
+    first_200 = [g[:200] for g in games if len(g) >= 200]
+    samples = []
+    for _ in range(10):
+        for g in first_200:
+            begin = time.perf_counter()
+            fold(g)
+            samples.append(time.perf_counter() - begin)
+    print(f"200-event game rebuilt: median {statistics.median(samples) * 1e3:.2f} ms, "
+          f"max {max(samples) * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
