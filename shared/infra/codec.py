@@ -1,0 +1,256 @@
+"""The one module that knows msgpack: events to bytes and back, canonical hashing, upcasting.
+
+Canonical encoding (what the chain hashes)
+    ``envelope_hash`` is the SHA-256 hex of ``msgpack.packb(canonical(fields))`` where ``fields``
+    are the envelope without ``hash``: ``game_id, version, type, schema, time, command_id, actor,
+    data, prev_hash``. ``canonical`` keeps only msgpack's plain kinds (nil, bool, int in the
+    64-bit ranges, float, str, bytes, array, map) and sorts every map by key, recursively, keys
+    being ``str`` compared by code point. msgpack-python always writes the shortest int and
+    string headers, floats as float64 and ``bytes`` as bin, so equal values give equal bytes; a
+    tuple is written as an array and decodes as a list, which hashes the same. ``time`` is
+    always a float (``chain`` converts it).
+
+Stored record
+    The bytes of an event in a store are the canonical encoding of a map of the same fields plus
+    ``hash`` and ``fmt`` (the record layout, :data:`FORMAT`). ``type`` and ``schema`` are fields
+    of their own at the top level, so a reader knows which upcasters apply before looking at the
+    data. The record keeps the event exactly as it was appended: nothing is ever rewritten.
+
+Upcasting and verification
+    ``decode_stored`` gives the event as stored; ``decode`` then upcasts it: while an upcaster is
+    registered for ``(type, schema)`` it maps the data to ``schema + 1``. An upcast event keeps
+    its stored form in ``as_stored``, and its ``hash``/``prev_hash`` are the stored ones, because
+    the chain covers what is stored, not today's shape of it. ``verify_chain`` therefore checks
+    every event in its stored form, so verifying a log read with upcasting gives the same answer
+    as verifying the raw log, and an upcaster can never make a tampered log look intact (nor an
+    intact log look tampered).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
+
+from shared.infra.events import StoredEvent
+
+FORMAT = 1
+"""Layout of the stored record (the ``fmt`` field); a decoder refuses any other."""
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+"""Maps the data of an event at schema ``n`` to its data at schema ``n + 1``."""
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+_HEX = frozenset("0123456789abcdef")
+_RECORD_FIELDS = frozenset(
+    {
+        "fmt",
+        "game_id",
+        "version",
+        "type",
+        "schema",
+        "time",
+        "command_id",
+        "actor",
+        "data",
+        "prev_hash",
+        "hash",
+    }
+)
+
+
+class CodecError(ValueError):
+    """Bytes that are not a stored event, or a value that has no canonical encoding.
+
+    The message names the field or the path inside the data that is wrong.
+    """
+
+
+def canonical(value: Any, path: str = "value") -> Any:
+    """A deep copy of ``value`` in canonical form: plain kinds only, every map sorted by key.
+
+    Raises :class:`CodecError` naming ``path`` (extended with the keys and indexes walked) for
+    anything else: other types, non-``str`` map keys, ints beyond 64 bits.
+    """
+    if value is None or type(value) is bool:
+        return value
+    if isinstance(value, int):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise CodecError(f"{path}: int {value} does not fit in 64 bits")
+        return int(value)  # an IntEnum member becomes its plain value
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str.__str__(value)  # a str subclass (StrEnum) becomes a plain str
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, list | tuple):
+        return [canonical(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, str):
+                raise CodecError(f"{path}: map key {key!r} is not a str")
+        return {key: canonical(value[key], f"{path}.{key}") for key in sorted(value)}
+    raise CodecError(f"{path}: cannot encode a {type(value).__name__}")
+
+
+def _pack(value: Any, what: str) -> bytes:
+    try:
+        packed = msgpack.packb(value, use_bin_type=True)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a lone surrogate in a str
+        raise CodecError(f"{what}: {exc}") from exc
+    assert isinstance(packed, bytes)
+    return packed
+
+
+def envelope_hash(fields: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the canonical encoding of an envelope's fields (all of them but ``hash``)."""
+    return hashlib.sha256(_pack(canonical(fields, "envelope"), "envelope")).hexdigest()
+
+
+def encode(event: StoredEvent) -> bytes:
+    """The stored record of ``event`` (of its stored form, if it was upcast on read)."""
+    stored = event.stored_form()
+    record = stored.hashed_fields()
+    record["hash"] = stored.hash
+    record["fmt"] = FORMAT
+    return _pack(canonical(record, "event"), f"event {stored.type} v{stored.version}")
+
+
+def decode_stored(raw: bytes) -> StoredEvent:
+    """The event exactly as stored in ``raw`` (no upcasting); :class:`CodecError` if it is not
+    a well-formed record. The hash is *not* checked here: that is ``verify_chain``'s job, so a
+    tampered event can still be read and pointed at."""
+    if not isinstance(raw, bytes | bytearray | memoryview):
+        raise CodecError(f"an event record is bytes, got {type(raw).__name__}")
+    try:
+        record = msgpack.unpackb(
+            bytes(raw), raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext
+        )
+    except Exception as exc:  # msgpack raises many kinds (ExtraData, FormatError, ...)
+        raise CodecError(
+            f"not a msgpack event record ({type(exc).__name__}: {exc}): {bytes(raw[:32])!r}"
+        ) from exc
+    if not isinstance(record, dict):
+        raise CodecError(f"an event record is a map, got {type(record).__name__}")
+    missing = _RECORD_FIELDS - record.keys()
+    if missing:
+        raise CodecError(f"event record lacks {', '.join(sorted(missing))}")
+    extra = record.keys() - _RECORD_FIELDS
+    if extra:
+        raise CodecError(f"event record has unknown fields {', '.join(sorted(map(str, extra)))}")
+    if record["fmt"] != FORMAT or type(record["fmt"]) is not int:
+        raise CodecError(f"event record format {record['fmt']!r} is not {FORMAT}")
+    _field(record, "game_id", str)
+    _field(record, "type", str)
+    _field(record, "version", int)
+    _field(record, "schema", int)
+    _field(record, "time", float)
+    _field(record, "command_id", str, optional=True)
+    _field(record, "actor", str, optional=True)
+    _field(record, "data", dict)
+    for name in ("prev_hash", "hash"):
+        value = record[name]
+        if not isinstance(value, str) or len(value) != 64 or not _HEX.issuperset(value):
+            raise CodecError(f"event field {name} is not 64 lower-case hex digits: {value!r}")
+    if record["version"] < 1 or record["schema"] < 1:
+        raise CodecError(
+            f"event version and schema start at 1: {record['version']}, {record['schema']}"
+        )
+    # Rejects what msgpack can carry but an event never holds (ext types, timestamps).
+    data = canonical(record["data"], "event data")
+    del record["fmt"]
+    record["data"] = data
+    return StoredEvent(**record)
+
+
+def _refuse_ext(code: int, payload: bytes) -> Any:
+    """Events hold no msgpack extension types (msgpack would give a tuple-like ExtType)."""
+    raise ValueError(f"msgpack ext type {code} has no place in an event")
+
+
+def _field(record: dict[str, Any], name: str, kind: type, optional: bool = False) -> None:
+    value = record[name]
+    if value is None and optional:
+        return
+    if type(value) is not kind:
+        raise CodecError(f"event field {name} must be {kind.__name__}, got {value!r}")
+
+
+class Upcasters:
+    """A registry of upcasters: for an event type, one function per schema it can leave.
+
+    Kept in an object (with a process-wide default, :data:`UPCASTERS`) so a store or a test can
+    use its own set without touching everyone else's.
+    """
+
+    def __init__(self) -> None:
+        self._steps: dict[tuple[str, int], Upcaster] = {}
+
+    def register(self, event_type: str, from_schema: int, fn: Upcaster) -> None:
+        """Upcast the data of ``event_type`` events from ``from_schema`` to ``from_schema + 1``."""
+        if type(from_schema) is not int or from_schema < 1:
+            raise ValueError(f"from_schema must be an int >= 1, got {from_schema!r}")
+        key = (event_type, from_schema)
+        if key in self._steps:
+            raise ValueError(f"an upcaster for {event_type} schema {from_schema} is registered")
+        self._steps[key] = fn
+
+    def current_schema(self, event_type: str, schema: int) -> int:
+        """The schema an event of ``event_type`` at ``schema`` comes out at after upcasting."""
+        while (event_type, schema) in self._steps:
+            schema += 1
+        return schema
+
+    def upcast(self, event: StoredEvent) -> StoredEvent:
+        """``event`` at the newest schema its upcasters reach; ``event`` itself if none apply.
+
+        The upcasters work on a copy, so the stored form (kept in ``as_stored``) stays intact;
+        an upcaster that fails or returns what cannot be encoded raises :class:`CodecError`.
+        """
+        stored = event.stored_form()
+        schema, data = stored.schema, stored.data
+        while (step := self._steps.get((stored.type, schema))) is not None:
+            where = f"upcasting {stored.type} v{stored.version} from schema {schema}"
+            try:
+                result = step(canonical(data, "event data"))
+            except CodecError:
+                raise
+            except Exception as exc:
+                raise CodecError(f"{where}: {type(exc).__name__}: {exc}") from exc
+            if not isinstance(result, Mapping):
+                raise CodecError(f"{where}: the upcaster returned a {type(result).__name__}")
+            data = canonical(result, f"{where}: data")
+            schema += 1
+        if schema == stored.schema:
+            return stored
+        return StoredEvent(
+            game_id=stored.game_id,
+            version=stored.version,
+            type=stored.type,
+            schema=schema,
+            time=stored.time,
+            command_id=stored.command_id,
+            actor=stored.actor,
+            data=data,
+            prev_hash=stored.prev_hash,
+            hash=stored.hash,
+            as_stored=stored,
+        )
+
+
+UPCASTERS = Upcasters()
+"""The process-wide registry that :func:`register_upcaster` fills and stores use by default."""
+
+
+def register_upcaster(event_type: str, from_schema: int, fn: Upcaster) -> None:
+    """Register ``fn`` in the process-wide registry (see :meth:`Upcasters.register`)."""
+    UPCASTERS.register(event_type, from_schema, fn)
+
+
+def decode(raw: bytes, upcasters: Upcasters = UPCASTERS) -> StoredEvent:
+    """The event in ``raw`` at its current schema (stored form in ``as_stored`` if upcast)."""
+    return upcasters.upcast(decode_stored(raw))

@@ -1,0 +1,192 @@
+"""The event envelope and its hash chain.
+
+The engine and the referee produce :class:`NewEvent` values (what happened); the store turns them
+into :class:`StoredEvent` values (what happened, where in which game, when, because of which
+command, linked to its predecessor). Each stored event carries the SHA-256 of its own envelope and
+the hash of the previous event of the same game, so the log of a game is a hash chain: changing,
+removing or reordering any event breaks every later link, and a chain head (version, hash) that a
+player kept as a receipt pins the whole history before it.
+
+The hash is computed over the canonical encoding of every envelope field except ``hash`` (see
+:func:`shared.infra.codec.envelope_hash`), always over the event *as stored*: an event that was
+upcast on read keeps a reference to its stored form, and :func:`verify_chain` checks that form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+"""The ``prev_hash`` of the first event of every game (and the head of a game with no events)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event as decided by the engine, before the store gives it a place in a game's log."""
+
+    type: str
+    data: dict[str, Any]
+    schema: int = 1
+    actor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event in a game's log: the envelope of the design, hash-chained to its predecessor.
+
+    ``version`` is the 1-based sequence number within the game; ``time`` is unix seconds given by
+    the appender. ``as_stored`` is set only on an event that the codec upcast on read: it is the
+    event exactly as stored (older schema and data), which is what the hashes cover.
+    """
+
+    game_id: str
+    version: int
+    type: str
+    schema: int
+    time: float
+    command_id: str | None
+    actor: str | None
+    data: dict[str, Any]
+    prev_hash: str
+    hash: str
+    as_stored: StoredEvent | None = field(default=None, repr=False, compare=False)
+
+    def stored_form(self) -> StoredEvent:
+        """The event as it is in the log (itself unless it was upcast on read)."""
+        return self.as_stored if self.as_stored is not None else self
+
+    def hashed_fields(self) -> dict[str, Any]:
+        """The fields the hash covers, by name: the stored form's envelope without ``hash``."""
+        e = self.stored_form()
+        return {
+            "game_id": e.game_id,
+            "version": e.version,
+            "type": e.type,
+            "schema": e.schema,
+            "time": e.time,
+            "command_id": e.command_id,
+            "actor": e.actor,
+            "data": e.data,
+            "prev_hash": e.prev_hash,
+        }
+
+
+def compute_hash(fields: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the canonical encoding of an envelope's fields (all but ``hash``)."""
+    # Imported here, not at the top: the codec builds StoredEvent values, so events is the lower
+    # layer and only reaches up to the codec when it runs.
+    from shared.infra.codec import envelope_hash
+
+    return envelope_hash(fields)
+
+
+def chain(
+    game_id: str,
+    events: Sequence[NewEvent],
+    start_version: int,
+    prev_hash: str,
+    command_id: str | None,
+    time: float,
+) -> list[StoredEvent]:
+    """Place ``events`` in ``game_id``'s log after version ``start_version - 1`` whose hash is
+    ``prev_hash``: number them from ``start_version`` and link each to the one before.
+
+    Raises ``ValueError`` for an envelope field of the wrong kind and
+    :class:`shared.infra.codec.CodecError` for data the codec cannot encode canonically, so a bad
+    event fails here, before anything is stored.
+    """
+    from shared.infra.codec import canonical
+
+    _check_text("game_id", game_id)
+    if command_id is not None:
+        _check_text("command_id", command_id)
+    if isinstance(start_version, bool) or not isinstance(start_version, int) or start_version < 1:
+        raise ValueError(f"start_version must be an int >= 1, got {start_version!r}")
+    _check_hash("prev_hash", prev_hash)
+    if isinstance(time, bool) or not isinstance(time, int | float):
+        raise ValueError(f"time must be a number of unix seconds, got {time!r}")
+    stamp = float(time)  # one numeric type, so the hash does not depend on int vs float
+    out: list[StoredEvent] = []
+    prev = prev_hash
+    for offset, new in enumerate(events):
+        _check_new(new)
+        fields: dict[str, Any] = {
+            "game_id": game_id,
+            "version": start_version + offset,
+            "type": new.type,
+            "schema": new.schema,
+            "time": stamp,
+            "command_id": command_id,
+            "actor": new.actor,
+            # A canonical copy: the caller may go on mutating its dict, and the stored event must
+            # look exactly like the one a read decodes (tuples as lists, keys sorted).
+            "data": canonical(new.data, f"data of {new.type}"),
+            "prev_hash": prev,
+        }
+        digest = compute_hash(fields)
+        out.append(StoredEvent(**fields, hash=digest))
+        prev = digest
+    return out
+
+
+def verify_chain(
+    events: Sequence[StoredEvent],
+    *,
+    start_version: int = 1,
+    prev_hash: str = GENESIS_HASH,
+    game_id: str | None = None,
+) -> int | None:
+    """Index of the first event that breaks the chain, or ``None`` when all of it holds.
+
+    An event breaks the chain when its hash is not the hash of its (stored) envelope, when it does
+    not link to the event before it (the first one to ``prev_hash``), when its version is not the
+    next one (the first one must be ``start_version``) or when it belongs to another game than
+    ``game_id`` (default: the first event's). The defaults check a whole log from its start; pass
+    the version and hash of the event before a segment to check a segment. Upcast events are
+    checked in their stored form.
+    """
+    expected_prev = prev_hash
+    if game_id is None:
+        game_id = events[0].game_id if events else ""
+    for index, event in enumerate(events):
+        stored = event.stored_form()
+        if (
+            stored.game_id != game_id
+            or stored.version != start_version + index
+            or stored.prev_hash != expected_prev
+            or event.hash != stored.hash
+            or event.prev_hash != stored.prev_hash
+        ):
+            return index
+        try:
+            digest = compute_hash(stored.hashed_fields())
+        except ValueError:  # a CodecError: such a field cannot have been stored and hashed
+            return index
+        if digest != stored.hash:
+            return index
+        expected_prev = stored.hash
+    return None
+
+
+def _check_text(name: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty str, got {value!r}")
+
+
+def _check_hash(name: str, value: object) -> None:
+    if not (
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    ):
+        raise ValueError(f"{name} must be 64 lower-case hex digits, got {value!r}")
+
+
+def _check_new(event: NewEvent) -> None:
+    _check_text("event type", event.type)
+    if isinstance(event.schema, bool) or not isinstance(event.schema, int) or event.schema < 1:
+        raise ValueError(f"schema of {event.type} must be an int >= 1, got {event.schema!r}")
+    if event.actor is not None:
+        _check_text(f"actor of {event.type}", event.actor)
+    if not isinstance(event.data, Mapping):
+        raise ValueError(f"data of {event.type} must be a mapping, got {type(event.data).__name__}")

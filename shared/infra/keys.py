@@ -1,0 +1,70 @@
+"""Every Redis key the services use, in one place.
+
+All keys of one game share the hash tag ``{<game_id>}``, so a script or transaction over them runs
+on one Redis Cluster slot; no command needs keys of two games. Keys that are not about one game
+(the games index; later the command stream partitions, the feed, dead letters, timers) are single
+keys of their own, each with its own method here, so they can be spread over the cluster by
+partition.
+
+Every key starts with a prefix (default ``rr:``) so that several deployments or test runs can share
+one Redis without touching each other's keys. The prefix and game ids may not contain ``{`` or
+``}``: Redis hashes the first ``{...}`` of a key, which must be the game's tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "rr:"
+MAX_GAME_ID = 128
+
+
+def check_game_id(game_id: str) -> str:
+    """``game_id`` if it can be a game's hash tag, else ``ValueError`` quoting it."""
+    if (
+        not isinstance(game_id, str)
+        or not game_id
+        or len(game_id) > MAX_GAME_ID
+        or not game_id.isprintable()
+        or any(c in game_id for c in "{} ")
+    ):
+        raise ValueError(
+            f"a game id is 1-{MAX_GAME_ID} printable characters without spaces or braces, "
+            f"got {game_id!r}"
+        )
+    return game_id
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The key templates under one prefix."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prefix, str) or "{" in self.prefix or "}" in self.prefix:
+            raise ValueError(f"a key prefix may not contain braces, got {self.prefix!r}")
+
+    def game(self, game_id: str, what: str) -> str:
+        """``{prefix}game:{<game_id>}:<what>``: a key of one game, tagged with its id."""
+        return f"{self.prefix}game:{{{check_game_id(game_id)}}}:{what}"
+
+    def events(self, game_id: str) -> str:
+        """The game's event stream: one entry per event, ID ``<version>-0``, never trimmed."""
+        return self.game(game_id, "events")
+
+    def head(self, game_id: str) -> str:
+        """Hash of the game's chain head: fields ``version`` and ``hash``."""
+        return self.game(game_id, "head")
+
+    def commands(self, game_id: str) -> str:
+        """Hash of the command ids the game has applied -> the outcome of their append."""
+        return self.game(game_id, "commands")
+
+    def game_keys(self, game_id: str) -> tuple[str, ...]:
+        """Every key of one game (for the append script, and to delete a game)."""
+        return (self.events(game_id), self.head(game_id), self.commands(game_id))
+
+    def games(self) -> str:
+        """Set of the ids of every game that was ever appended to (a single cross-game key)."""
+        return f"{self.prefix}games"

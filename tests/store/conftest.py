@@ -1,0 +1,152 @@
+"""Backends for the event store contract tests: in-memory, fakeredis, a real Redis (REDIS_URL)
+and a single-node Redis Cluster that this session starts itself when ``redis-server`` exists.
+
+Every test gets its own key prefix and game ids, and deletes exactly the keys of the games it
+used (never FLUSH: the machine's Redis is shared with others).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+import redis
+from fakeredis.aioredis import FakeRedis
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from store_backends import ALL_BACKENDS, REDIS_BACKENDS, Backend
+
+
+def _free_port() -> int:
+    """A port that is free, and whose cluster bus port (+10000) is free too."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair for a Redis Cluster node")
+
+
+@pytest.fixture(scope="session")
+def cluster_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A single-node Redis Cluster with every slot, started for this session and stopped after."""
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not on the PATH: no Redis Cluster to test against")
+    workdir: Path = tmp_path_factory.mktemp("redis-cluster")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            server,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            str(workdir / "nodes.conf"),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        node = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                node.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server on port {port} did not start") from None
+                time.sleep(0.02)
+        node.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        while not _cluster_ok(node.execute_command("CLUSTER", "INFO")):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the test Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.02)
+        node.close()
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _cluster_ok(info: object) -> bool:
+    """Whether a CLUSTER INFO reply (raw text, or parsed into a dict) says the cluster is ok."""
+    if isinstance(info, dict):
+        return str(info.get("cluster_state")) == "ok"
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    return "cluster_state:ok" in text
+
+
+async def _client(name: str, request: pytest.FixtureRequest) -> tuple[Redis | RedisCluster, int]:
+    if name == "fakeredis":
+        return FakeRedis(), 0
+    if name == "redis":
+        url = os.environ.get("REDIS_URL")
+        if not url:
+            pytest.skip("REDIS_URL is not set: no real Redis to test against")
+        return Redis.from_url(url), 0
+    port: int = request.getfixturevalue("cluster_port")
+    return RedisCluster(host="127.0.0.1", port=port), port
+
+
+async def _backend(name: str, request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    prefix = f"test:{uuid4().hex[:8]}:"
+    if name == "memory":
+        yield Backend(name, prefix, None)
+        return
+    client, port = await _client(name, request)
+    backend = Backend(name, prefix, client, port or None)
+    try:
+        yield backend
+    finally:
+        await backend.cleanup()
+        await client.aclose()
+
+
+@pytest.fixture(params=ALL_BACKENDS)
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    """Each event store backend in turn."""
+    async for b in _backend(request.param, request):
+        yield b
+
+
+@pytest.fixture(params=REDIS_BACKENDS)
+async def redis_backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    """Each Redis-backed event store in turn (for what only Redis has: keys, slots, scripts)."""
+    async for b in _backend(request.param, request):
+        yield b
+
+
+@pytest.fixture
+async def cluster_backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    """The event store on the session's Redis Cluster."""
+    async for b in _backend("cluster", request):
+        yield b
