@@ -15,6 +15,8 @@ COMMANDS: dict[str, str] = {
     "judge": "shared.cli.judge",
     "simulate": "shared.cli.simulate",
     "score": "shared.cli.score",
+    "referee": "services.referee.main",
+    "scoring": "services.scoring.main",
 }
 
 

@@ -73,7 +73,10 @@ def _create(state: GameState, cmd: CreateGame, ctx: Context) -> Decision:
         rules = rule_set(cmd.rules, cmd.options)
         check_seats(rules, cmd.seats)
     except RuleSetError as err:
-        return _no("bad_options", str(err))
+        message = str(err)
+        if err.option not in message:  # Decision 12: the refusal names the option
+            message = f"option {err.option!r}: {message}"
+        return _no("bad_options", message)
     return [GameCreated(cmd.game_id, cmd.rules, dict(cmd.options), cmd.seats, cmd.commitment)]
 
 
@@ -206,6 +209,20 @@ def _play(state: GameState, cmd: Play, ctx: Context) -> Decision:
                 cmd.seat, "play", "illegal_layout", verdict.code, verdict.reason, cmd.layout
             )
         ]
+    taken = state.turn.taken
+    if taken is not None and not verdict.out:
+        left = list(hand)
+        for card in verdict.played:
+            left.remove(card)
+        left += verdict.to_hand
+        if left == [taken]:
+            # Decision 10: the turn must end with a discard, and the card taken from the pile
+            # cannot be it; a play that leaves only that card would leave no way to end the turn.
+            return _no(
+                "card_taken_from_pile",
+                f"the play would leave only {card_str(taken)}, taken from the pile this turn, "
+                "which cannot be discarded; keep another card to discard, or play them all",
+            )
     events: list[Event] = [
         TurnPlayed(
             cmd.seat,

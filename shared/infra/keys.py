@@ -68,3 +68,57 @@ class Keys:
     def games(self) -> str:
         """Set of the ids of every game that was ever appended to (a single cross-game key)."""
         return f"{self.prefix}games"
+
+    # --- keys of one game beyond its log ---------------------------------------------------
+
+    def seed(self, game_id: str) -> str:
+        """The game's secret seed (hex), kept out of the log until it is revealed."""
+        return self.game(game_id, "seed")
+
+    def tokens(self, game_id: str) -> str:
+        """Hash of sha256(token) -> role ("host" or the seat number)."""
+        return self.game(game_id, "tokens")
+
+    def standings(self, game_id: str) -> str:
+        """The scoring projection of one game: fields ``version`` and ``standings`` (JSON)."""
+        return self.game(game_id, "standings")
+
+    # --- cross-game keys: single keys, spread over the cluster by partition ------------------
+
+    def command_stream(self, partition: int) -> str:
+        """Commands for the referees, one stream per partition."""
+        return f"{self.prefix}commands:{partition}"
+
+    def feed(self, partition: int) -> str:
+        """News of appended events, one stream per partition (trimmed)."""
+        return f"{self.prefix}feed:{partition}"
+
+    def timers(self, partition: int) -> str:
+        """Turn deadlines of the partition's games: sorted set ``game|turn`` -> deadline."""
+        return f"{self.prefix}timers:{partition}"
+
+    def replies(self, sender: str) -> str:
+        """The reply stream one sender (a gateway process) reads its answers from."""
+        return f"{self.prefix}replies:{sender}"
+
+    def dead_letters(self) -> str:
+        """Commands that could not be handled, with the reason."""
+        return f"{self.prefix}deadletters"
+
+    def lobby(self, status: str) -> str:
+        """Sorted set of game ids by creation time, one per lobby status."""
+        return f"{self.prefix}lobby:{status}"
+
+    # --- the scoring projections across games: one hash tag so one script updates them -----
+
+    def applied(self) -> str:
+        """Set of finished games already counted in the cross-game figures."""
+        return f"{self.prefix}{{scoring}}:applied"
+
+    def leaderboard(self) -> str:
+        """Sorted set of player names by match wins."""
+        return f"{self.prefix}{{scoring}}:leaderboard"
+
+    def player_stats(self) -> str:
+        """Hash ``<name>:<figure>`` -> count (games, wins, score, outs)."""
+        return f"{self.prefix}{{scoring}}:players"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from shared.core.bots import GreedyBot, RandomBot  # noqa: E402
-from shared.core.evolve import fold  # noqa: E402
-from shared.core.selfplay import SelfPlay  # noqa: E402
+from shared.core.bots import GreedyBot, RandomBot
+from shared.core.evolve import fold
+from shared.core.selfplay import SelfPlay
 
 
 def main() -> None:
@@ -28,7 +28,11 @@ def main() -> None:
     for g in range(20):
         seed = hashlib.sha256(f"bench/{g}".encode()).digest()
         report = SelfPlay(
-            "robbers", {}, [GreedyBot(), RandomBot(), GreedyBot(), RandomBot()], seed, rng,
+            "robbers",
+            {},
+            [GreedyBot(), RandomBot(), GreedyBot(), RandomBot()],
+            seed,
+            rng,
             check=False,
         ).play()
         turns += report.turns
@@ -50,8 +54,10 @@ def main() -> None:
             begin = time.perf_counter()
             fold(g)
             samples.append(time.perf_counter() - begin)
-    print(f"200-event game rebuilt: median {statistics.median(samples) * 1e3:.2f} ms, "
-          f"max {max(samples) * 1e3:.2f} ms")
+    print(
+        f"200-event game rebuilt: median {statistics.median(samples) * 1e3:.2f} ms, "
+        f"max {max(samples) * 1e3:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

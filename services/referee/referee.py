@@ -1,0 +1,494 @@
+"""The referee: reads commands from the partitioned command streams, decides with the engine,
+appends the events, and only then acknowledges.
+
+- Several referees share one consumer group; concurrent commands for one game resolve through
+  the expected version (reload and decide again on a conflict; never a double apply).
+- A retried command id returns the original outcome (looked up before deciding).
+- A crashed peer's pending commands are claimed after ``claim_idle_ms``; an entry delivered
+  ``max_deliveries`` times without success goes to the dead-letter stream.
+- Turn deadlines live in Redis (sorted sets per partition), so a timer survives a restart; the
+  ``timeout:<turn>`` command id makes it fire once even if two referees race for it.
+- Every append is announced on the feed, which gateways and the scoring service follow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from shared.core.codes import Rejection
+from shared.core.commands import (
+    Command,
+    CommandError,
+    Context,
+    Continue,
+    CreateGame,
+    Start,
+    Timeout,
+    seat_command,
+    sit_command,
+)
+from shared.core.decide import decide
+from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
+from shared.core.shuffle import commitment
+from shared.infra.bus import (
+    FEED_MAXLEN,
+    REFEREES,
+    REPLY_MAXLEN,
+    Bus,
+    CommandEntry,
+    MalformedEntry,
+    fingerprint,
+    partition_of,
+    stream_batches,
+)
+from shared.infra.gamelog import GameLog, Loaded
+from shared.infra.keys import Keys
+from shared.infra.settings import Settings
+from shared.infra.store.base import AppendResult, VersionConflict
+from shared.infra.store.redis import RedisEventStore
+
+MAX_CONFLICTS = 10
+SEED_CACHE = 10_000
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the sender of a command learns (the gateway turns it into the HTTP answer)."""
+
+    status: str  # "accepted", "rejected" (recorded attempt) or "refused" (nothing appended)
+    version: int
+    head: str
+    code: str | None = None
+    message: str | None = None
+    seat: int | None = None
+    duplicate: bool = False
+
+    def to_json(self, rid: str, game: str) -> dict[str, Any]:
+        return {"rid": rid, "game": game, **self.__dict__}
+
+
+class RefereeMetrics:
+    """The referee's Prometheus metrics, on a registry of its own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.commands = Counter(
+            "referee_commands_total",
+            "Commands handled",
+            ["kind", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "referee_command_seconds",
+            "Time from reading a command to acknowledging it",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+            registry=self.registry,
+        )
+        self.conflicts = Counter(
+            "referee_version_conflicts_total",
+            "Appends retried after a version conflict",
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "referee_failures_total", "Commands whose handling raised", registry=self.registry
+        )
+        self.dead_letters = Counter(
+            "referee_dead_letters_total",
+            "Entries moved to the dead-letter stream",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.claimed = Counter(
+            "referee_claimed_total",
+            "Pending entries claimed from idle consumers",
+            registry=self.registry,
+        )
+        self.timers = Counter(
+            "referee_timers_fired_total",
+            "Turn deadlines turned into timeout commands",
+            registry=self.registry,
+        )
+        self.pending = Gauge(
+            "referee_stream_pending",
+            "Entries read but not yet acknowledged, per partition",
+            ["partition"],
+            registry=self.registry,
+        )
+        self.lag = Gauge(
+            "referee_stream_lag",
+            "Entries not yet read by the group, per partition",
+            ["partition"],
+            registry=self.registry,
+        )
+
+
+class Referee:
+    """One referee process's work (run several for throughput and failover)."""
+
+    def __init__(self, client: Any, settings: Settings) -> None:
+        self.client = client
+        self.settings = settings
+        self.keys = Keys(settings.prefix)
+        self.store = RedisEventStore(client, settings.prefix)
+        self.games = GameLog(self.store, settings.cache_size)
+        self.bus = Bus(client, self.keys, settings.partitions)
+        self.consumer = settings.consumer_name()
+        self.metrics = RefereeMetrics()
+        self.log = structlog.get_logger("referee").bind(consumer=self.consumer)
+        self.stopping = asyncio.Event()
+        self.running = False
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._seeds: OrderedDict[str, bytes] = OrderedDict()
+        self._inflight: set[asyncio.Task[None]] = set()
+
+    # --- the loops ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Consume, claim and fire timers until ``stop``; then drain within the deadline."""
+        await self.bus.ensure_groups(REFEREES, self.bus.command_streams())
+        self.running = True
+        loops = [
+            asyncio.create_task(self._consume(p), name=f"consume-{p}")
+            for p in range(self.settings.partitions)
+        ]
+        loops.append(asyncio.create_task(self._claim_loop(), name="claim"))
+        loops.append(asyncio.create_task(self._timer_loop(), name="timers"))
+        try:
+            await self.stopping.wait()
+        finally:
+            self.running = False
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            if self._inflight:
+                await asyncio.wait(self._inflight, timeout=self.settings.drain_seconds)
+            self.log.info("referee stopped", unfinished=sum(not t.done() for t in self._inflight))
+
+    def stop(self) -> None:
+        """Stop reading new commands (in-flight ones finish, within the drain deadline)."""
+        self.stopping.set()
+
+    async def _consume(self, partition: int) -> None:
+        stream = self.keys.command_stream(partition)
+        while not self.stopping.is_set():
+            try:
+                reply = await self.client.xreadgroup(
+                    REFEREES, self.consumer, {stream: ">"}, count=self.settings.batch, block=1000
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("reading commands failed; retrying", error=str(err))
+                await asyncio.sleep(0.5)
+                continue
+            for _, entries in stream_batches(reply):
+                self._spawn([(stream, entry_id, fields) for entry_id, fields in entries])
+
+    def _spawn(self, entries: list[tuple[str, bytes, dict[Any, Any]]]) -> None:
+        for stream, entry_id, fields in entries:
+            task = asyncio.create_task(self.handle(stream, entry_id, fields))
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
+
+    async def _claim_loop(self) -> None:
+        interval = max(self.settings.claim_idle_ms / 2000, 0.05)
+        while not self.stopping.is_set():
+            await asyncio.sleep(interval)
+            for partition in range(self.settings.partitions):
+                try:
+                    await self.claim(partition)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    self.log.warning("claiming failed", partition=partition, error=str(err))
+
+    async def claim(self, partition: int) -> int:
+        """Take over entries idle longer than ``claim_idle_ms`` (a crashed or stuck peer's);
+        dead-letter those delivered ``max_deliveries`` times. Returns how many were claimed."""
+        stream = self.keys.command_stream(partition)
+        reply = await self.client.xautoclaim(
+            stream,
+            REFEREES,
+            self.consumer,
+            min_idle_time=self.settings.claim_idle_ms,
+            start_id="0-0",
+            count=self.settings.batch,
+        )
+        claimed = [(entry_id, fields) for entry_id, fields in reply[1] if fields]
+        for deleted in reply[2] if len(reply) > 2 else []:
+            await self.client.xack(stream, REFEREES, deleted)
+        if not claimed:
+            return 0
+        self.metrics.claimed.inc(len(claimed))
+        deliveries = {
+            _text(p["message_id"]): int(p["times_delivered"])
+            for p in await self.client.xpending_range(
+                stream, REFEREES, min=claimed[0][0], max=claimed[-1][0], count=len(claimed) * 2
+            )
+        }
+        retry = []
+        for entry_id, fields in claimed:
+            if deliveries.get(_text(entry_id), 0) > self.settings.max_deliveries:
+                await self.dead_letter(stream, entry_id, fields, "failed too many times")
+            else:
+                retry.append((stream, entry_id, fields))
+        self._spawn(retry)
+        return len(claimed)
+
+    async def _timer_loop(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(0.2)
+            for partition in range(self.settings.partitions):
+                try:
+                    await self.fire_timers(partition)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    self.log.warning("timers failed", partition=partition, error=str(err))
+
+    async def fire_timers(self, partition: int, now: float | None = None) -> int:
+        """Turn every passed deadline into a ``timeout`` command (queued before the timer is
+        removed, so a crash in between re-queues it; the command id makes it apply once)."""
+        key = self.keys.timers(partition)
+        due = await self.client.zrangebyscore(key, "-inf", now or time.time(), start=0, num=100)
+        for member in due:
+            game, _, number = _text(member).rpartition("|")
+            await self.bus.send(
+                CommandEntry(game, "timeout", f"timeout:{number}", {"number": int(number)})
+            )
+            if await self.client.zrem(key, member):
+                self.metrics.timers.inc()
+        return len(due)
+
+    # --- one command ----------------------------------------------------------------------
+
+    async def handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
+        """Decide one entry, reply, acknowledge; leave it pending if handling raised."""
+        started = time.perf_counter()
+        try:
+            entry = CommandEntry.decode(fields)
+        except MalformedEntry as err:
+            self.log.warning(
+                "malformed command", stream=stream, entry=_text(entry_id), why=str(err)
+            )
+            await self.dead_letter(stream, entry_id, fields, f"malformed: {err}")
+            self.metrics.commands.labels("malformed", "refused").inc()
+            return
+        lock = self._locks.setdefault(entry.game, asyncio.Lock())
+        try:
+            async with lock:
+                outcome = await self.execute(entry)
+        except Exception as err:
+            self.metrics.failures.inc()
+            self.log.exception("command failed", game=entry.game, kind=entry.kind, error=str(err))
+            return
+        finally:
+            if not lock.locked() and not lock._waiters:  # type: ignore[attr-defined]
+                self._locks.pop(entry.game, None)
+        pipe = self.client.pipeline(transaction=False)
+        if entry.reply:
+            reply = outcome.to_json(entry.rid, entry.game)
+            pipe.xadd(entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True)
+        pipe.xack(stream, REFEREES, entry_id)
+        await pipe.execute()
+        seconds = time.perf_counter() - started
+        self.metrics.latency.observe(seconds)
+        kind = entry.body.get("type", entry.kind) if entry.kind == "seat" else entry.kind
+        self.metrics.commands.labels(str(kind), outcome.status).inc()
+        self.log.info(
+            "command",
+            game=entry.game,
+            command=kind,
+            seat=entry.seat,
+            outcome=outcome.status,
+            code=outcome.code,
+            version=outcome.version,
+            ms=round(seconds * 1000, 2),
+        )
+
+    async def execute(self, entry: CommandEntry) -> Outcome:
+        """Decide and append, retrying on version conflicts; a known command id answers as it
+        did the first time."""
+        seen = await self.store.outcome(entry.game, entry.cid)
+        if seen is not None:
+            return await self._repeat(entry, seen)
+        for attempt in range(MAX_CONFLICTS):
+            loaded = await self.games.load(entry.game, fresh=attempt > 0)
+            command = await self._command(entry, loaded)
+            if isinstance(command, Rejection):
+                return Outcome(
+                    "refused", loaded.version, loaded.head, command.code, command.message
+                )
+            now = time.time()
+            ctx = Context(now, await self._seed(entry.game))
+            decision = decide(loaded.state, command, ctx)
+            if isinstance(decision, Rejection):
+                if attempt == 0:
+                    continue  # the cache may lag a write by another process: decide afresh
+                return Outcome(
+                    "refused", loaded.version, loaded.head, decision.code, decision.message
+                )
+            actor = f"seat:{entry.seat}" if entry.seat is not None else entry.kind
+            try:
+                result, after = await self.games.append(
+                    entry.game, loaded, decision, actor, entry.cid, _fingerprint(entry), now
+                )
+            except VersionConflict:
+                self.metrics.conflicts.inc()
+                continue
+            if result.duplicate:
+                return await self._repeat(entry, result)
+            await self._announce(entry.game, after, [e.TYPE for e in decision])
+            return _outcome_of(decision, result)
+        raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
+
+    async def _repeat(self, entry: CommandEntry, seen: AppendResult) -> Outcome:
+        """The original answer to a command id seen before (or a refusal if the id was reused
+        for a different command)."""
+        if seen.fingerprint is not None and seen.fingerprint != _fingerprint(entry):
+            return Outcome(
+                "refused",
+                seen.last_version,
+                seen.head,
+                "command_id_reused",
+                f"command id {entry.cid!r} was used before for a different command",
+            )
+        stored = await self.store.read(
+            entry.game,
+            after=seen.first_version - 1,
+            limit=seen.last_version - seen.first_version + 1,
+        )
+        events = [event_from(s.type, s.data) for s in stored]
+        loaded = await self.games.load(entry.game, fresh=True)
+        await self._announce(entry.game, loaded, [e.TYPE for e in events])
+        outcome = _outcome_of(events, seen)
+        return Outcome(**{**outcome.__dict__, "duplicate": True})
+
+    async def _command(self, entry: CommandEntry, loaded: Loaded) -> Command | Rejection:
+        body = entry.body
+        try:
+            if entry.kind == "create":
+                seed = await self._new_seed(entry.game, body.get("seed"))
+                return CreateGame(
+                    entry.game,
+                    body.get("rules", ""),
+                    body.get("options") or {},
+                    body.get("seats", 0),
+                    commitment(seed),
+                )
+            if entry.kind == "sit":
+                return sit_command(body)
+            if entry.kind == "start":
+                return Start()
+            if entry.kind == "timeout":
+                return Timeout(int(body["number"]))
+            if entry.kind == "continue":
+                return Continue()
+            if entry.seat is None:
+                return Rejection("bad_command", "a seat command needs a seat")
+            return seat_command(body.get("type"), entry.seat, body)
+        except CommandError as err:
+            return Rejection("bad_command", str(err))
+        except (KeyError, TypeError, ValueError) as err:
+            return Rejection("bad_command", f"malformed {entry.kind} command: {err}")
+
+    async def _new_seed(self, game: str, fixed: object) -> bytes:
+        """The game's secret seed: made once (or fixed by a seeded-games gateway) and kept in
+        the game's own key, never in the log until it is revealed."""
+        candidate = secrets.token_bytes(32)
+        if isinstance(fixed, str) and fixed:
+            candidate = bytes.fromhex(fixed)
+        await self.client.set(self.keys.seed(game), candidate.hex(), nx=True)
+        seed = await self._seed(game, fresh=True)
+        assert seed is not None
+        return seed
+
+    async def _seed(self, game: str, fresh: bool = False) -> bytes | None:
+        if not fresh and game in self._seeds:
+            return self._seeds[game]
+        raw = await self.client.get(self.keys.seed(game))
+        if raw is None:
+            return None
+        seed = bytes.fromhex(_text(raw))
+        self._seeds[game] = seed
+        while len(self._seeds) > SEED_CACHE:
+            self._seeds.popitem(last=False)
+        return seed
+
+    async def _announce(self, game: str, loaded: Loaded, types: list[str]) -> None:
+        """Tell the feed, and keep the game's turn deadline in Redis."""
+        key, fields = self.bus.news(game, loaded.version, types)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
+        turn = loaded.state.turn
+        if turn is not None and turn.deadline is not None and "TurnStarted" in types:
+            timers = self.keys.timers(partition_of(game, self.settings.partitions))
+            pipe.zadd(timers, {f"{game}|{turn.number}": turn.deadline})
+        await pipe.execute()
+
+    async def dead_letter(
+        self, stream: str, entry_id: bytes, fields: dict[Any, Any], reason: str
+    ) -> None:
+        """Move an entry to the dead-letter stream (with why) and acknowledge it."""
+        raw = fields.get(b"c", fields.get("c", b""))
+        record = {
+            b"stream": stream.encode(),
+            b"id": entry_id if isinstance(entry_id, bytes) else str(entry_id).encode(),
+            b"reason": reason.encode()[:1000],
+            b"entry": raw if isinstance(raw, bytes) else str(raw).encode(),
+        }
+        pipe = self.client.pipeline(transaction=False)
+        pipe.xadd(self.keys.dead_letters(), record, maxlen=FEED_MAXLEN, approximate=True)
+        pipe.xack(stream, REFEREES, entry_id)
+        await pipe.execute()
+        self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+
+    async def update_stream_gauges(self) -> None:
+        """Pending and lag per partition, for /metrics."""
+        for partition in range(self.settings.partitions):
+            stream = self.keys.command_stream(partition)
+            for group in await self.client.xinfo_groups(stream):
+                if _text(group["name"]) == REFEREES:
+                    self.metrics.pending.labels(str(partition)).set(group["pending"])
+                    self.metrics.lag.labels(str(partition)).set(group.get("lag") or 0)
+
+    async def ready(self) -> tuple[bool, str]:
+        """Ready when Redis answers and the loops run."""
+        if not self.running:
+            return False, "not consuming"
+        try:
+            await self.client.ping()
+            await self.update_stream_gauges()
+        except Exception as err:
+            return False, f"redis: {err}"
+        return True, "consuming"
+
+
+def _outcome_of(events: list[Event], result: AppendResult) -> Outcome:
+    seat = next((e.seat for e in events if isinstance(e, PlayerSeated)), None)
+    rejected = next((e for e in events if isinstance(e, CommandRejected)), None)
+    if rejected is not None:
+        return Outcome("rejected", result.last_version, result.head, rejected.code, rejected.reason)
+    return Outcome("accepted", result.last_version, result.head, seat=seat)
+
+
+def _fingerprint(entry: CommandEntry) -> str:
+    body = {k: v for k, v in entry.body.items() if k != "expected_version"}
+    return fingerprint({"kind": entry.kind, "seat": entry.seat, "body": body})
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _json(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, separators=(",", ":")).encode()

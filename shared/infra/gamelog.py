@@ -1,0 +1,109 @@
+"""A game's log as the services use it: domain events in and out of the event store, and a
+bounded cache of live game states (rebuilt from the stream on a miss, topped up on a conflict).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.core.events import Event, event_from, to_data
+from shared.core.evolve import evolve
+from shared.core.state import GameState
+from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent
+from shared.infra.store.base import AppendResult, EventStore
+
+
+def to_new(event: Event, actor: str | None) -> NewEvent:
+    """A domain event as the store takes it."""
+    return NewEvent(event.TYPE, to_data(event), event.SCHEMA, actor)
+
+
+def to_domain(stored: StoredEvent) -> Event:
+    """A stored (and upcast) event as the engine folds it."""
+    return event_from(stored.type, stored.data)
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A game state together with the hash of the event it stands at."""
+
+    state: GameState
+    head: str
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+
+def fold_stored(events: Sequence[StoredEvent], start: Loaded | None = None) -> Loaded:
+    """Fold stored events onto ``start`` (a fresh game by default)."""
+    state = start.state if start else GameState()
+    head = start.head if start else GENESIS_HASH
+    for stored in events:
+        if stored.version != state.version + 1:
+            raise ValueError(f"event {stored.version} does not follow version {state.version}")
+        state = evolve(state, to_domain(stored))
+        head = stored.hash
+    return Loaded(state, head)
+
+
+class GameLog:
+    """Loads, caches and appends to games of one store."""
+
+    def __init__(self, store: EventStore, cache_size: int = 10_000) -> None:
+        self.store = store
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, Loaded] = OrderedDict()
+
+    async def load(self, game_id: str, fresh: bool = False) -> Loaded:
+        """The game's state: the cached one (topped up from the store when ``fresh``)."""
+        cached = self._cache.get(game_id)
+        if cached is not None and not fresh:
+            self._cache.move_to_end(game_id)
+            return cached
+        after = cached.version if cached else 0
+        loaded = fold_stored(await self.store.read(game_id, after=after), cached)
+        self.remember(game_id, loaded)
+        return loaded
+
+    def remember(self, game_id: str, loaded: Loaded) -> None:
+        """Keep ``loaded`` as the game's latest state, evicting the least recently used."""
+        if loaded.version == 0:
+            return
+        self._cache[game_id] = loaded
+        self._cache.move_to_end(game_id)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        """Drop a game from the cache (its next load rebuilds it)."""
+        self._cache.pop(game_id, None)
+
+    async def append(
+        self,
+        game_id: str,
+        loaded: Loaded,
+        events: Sequence[Event],
+        actor: str | None,
+        command_id: str | None,
+        fingerprint: str | None,
+        now: float,
+    ) -> tuple[AppendResult, Loaded]:
+        """Append the decided events after ``loaded``; raises ``VersionConflict`` when another
+        writer got there first. A duplicate command id returns the original outcome."""
+        result = await self.store.append(
+            game_id,
+            [to_new(e, actor) for e in events],
+            expected_version=loaded.version,
+            command_id=command_id,
+            fingerprint=fingerprint,
+            time=now,
+            expected_head=loaded.head,
+        )
+        if result.duplicate:
+            return result, await self.load(game_id, fresh=True)
+        after = fold_stored(result.events, loaded)
+        self.remember(game_id, after)
+        return result, after

@@ -1,0 +1,91 @@
+"""Settings of every process, read from the environment (one dataclass, documented in the README).
+
+A bad value is refused at start-up with a message naming the variable and what it allows.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+
+class SettingsError(ValueError):
+    """An environment variable with a value the service cannot use."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting; the field name upper-cased with ``RUMMY_`` is its variable (but REDIS_URL)."""
+
+    redis_url: str | None = None  # REDIS_URL; unset: the embedded stand-in (rummy serve)
+    redis_cluster: bool = False  # talk to a Redis Cluster (redis-py's cluster client)
+    prefix: str = "rr:"  # every key starts with it
+    partitions: int = 8  # command stream and feed partitions
+    consumer: str = ""  # consumer name in the groups; default host-pid
+    http_host: str = "0.0.0.0"
+    http_port: int = 0  # 0: the service's default (gateway 8080, referee 9101, scoring 9102)
+    claim_idle_ms: int = 5000  # a pending command idle this long is claimed from a dead peer
+    max_deliveries: int = 5  # deliveries before a failing command goes to the dead letters
+    cache_size: int = 10_000  # live game states kept in memory per process
+    drain_seconds: float = 10.0  # on SIGTERM, finish in-flight work within this
+    batch: int = 64  # stream entries read at once
+    log_level: str = "info"
+    allow_seeded_games: bool = False  # gateway: accept a fixed seed at creation (tests, demos)
+    operator_token: str = ""  # gateway: a token that may export any game at any time
+    max_body_bytes: int = 65_536  # gateway: larger requests get 413
+    rate_per_second: float = 50.0  # gateway: commands per token per second (burst 2x)
+    command_timeout: float = 10.0  # gateway: seconds to wait for the referee's answer
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+        """Read every ``RUMMY_*`` variable (and ``REDIS_URL``); ``overrides`` win."""
+        source = os.environ if env is None else env
+        values: dict[str, object] = {}
+        for f in fields(cls):
+            name = "REDIS_URL" if f.name == "redis_url" else f"RUMMY_{f.name.upper()}"
+            if name not in source or source[name] == "":
+                continue
+            raw = source[name]
+            kind: type = type(f.default) if f.default is not None else str
+            try:
+                if kind is bool:
+                    if raw.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                        raise ValueError(raw)
+                    values[f.name] = raw.lower() in ("1", "true", "yes")
+                elif kind is int:
+                    values[f.name] = int(raw)
+                elif kind is float:
+                    values[f.name] = float(raw)
+                else:
+                    values[f.name] = raw
+            except ValueError:
+                raise SettingsError(
+                    f"{name}={raw!r} is not a valid {kind.__name__}"
+                    + ("; allowed: true or false" if kind is bool else "")
+                ) from None
+        values.update(overrides)
+        settings = cls(**values)  # type: ignore[arg-type]
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        """Refuse values no service could run with."""
+        if self.partitions < 1 or self.partitions > 1024:
+            raise SettingsError("RUMMY_PARTITIONS must be 1-1024")
+        if self.max_deliveries < 1:
+            raise SettingsError("RUMMY_MAX_DELIVERIES must be at least 1")
+        if self.drain_seconds <= 0:
+            raise SettingsError("RUMMY_DRAIN_SECONDS must be positive")
+        if "{" in self.prefix or "}" in self.prefix:
+            raise SettingsError("RUMMY_PREFIX may not contain braces")
+
+    def consumer_name(self) -> str:
+        """This process's name in the consumer groups."""
+        return self.consumer or f"{socket.gethostname()}-{os.getpid()}"
+
+
+ENV_NAMES = frozenset(
+    "REDIS_URL" if f.name == "redis_url" else f"RUMMY_{f.name.upper()}" for f in fields(Settings)
+)
