@@ -18,6 +18,7 @@ import json
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
 from shared.core.shuffle import commitment
 from shared.infra.bus import (
     FEED_MAXLEN,
+    MAX_ENTRY_BYTES,
     REFEREES,
     REPLY_MAXLEN,
     Bus,
@@ -58,6 +60,7 @@ from shared.infra.store.redis import RedisEventStore
 
 MAX_CONFLICTS = 10
 SEED_CACHE = 10_000
+DEAD_LETTER_ENTRY_BYTES = 16 * 1024  # the dead-letter record keeps at most this much of an entry
 
 
 @dataclass(frozen=True)
@@ -134,9 +137,12 @@ class RefereeMetrics:
 class Referee:
     """One referee process's work (run several for throughput and failover)."""
 
-    def __init__(self, client: Any, settings: Settings) -> None:
+    def __init__(
+        self, client: Any, settings: Settings, clock: Callable[[], float] = time.time
+    ) -> None:
         self.client = client
         self.settings = settings
+        self.clock = clock  # unix seconds; the time decisions and deadlines are taken from
         self.keys = Keys(settings.prefix)
         self.store = RedisEventStore(client, settings.prefix)
         self.games = GameLog(self.store, settings.cache_size)
@@ -154,7 +160,17 @@ class Referee:
 
     async def run(self) -> None:
         """Consume, claim and fire timers until ``stop``; then drain within the deadline."""
-        await self.bus.ensure_groups(REFEREES, self.bus.command_streams())
+        while True:  # Redis may come up after the referee (a restart, a fresh deployment)
+            try:
+                await self.bus.ensure_groups(REFEREES, self.bus.command_streams())
+                break
+            except Exception as err:
+                self.log.warning("creating the consumer groups failed; retrying", error=str(err))
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), 1.0)
+                    return
+                except TimeoutError:
+                    continue
         self.running = True
         loops = [
             asyncio.create_task(self._consume(p), name=f"consume-{p}")
@@ -180,6 +196,10 @@ class Referee:
     async def _consume(self, partition: int) -> None:
         stream = self.keys.command_stream(partition)
         while not self.stopping.is_set():
+            # Back-pressure: read no more than a few batches ahead of what is being handled, so
+            # that one busy referee does not hoard entries its peers could take.
+            while len(self._inflight) >= self.settings.batch * 4:
+                await asyncio.wait(set(self._inflight), return_when=asyncio.FIRST_COMPLETED)
             try:
                 reply = await self.client.xreadgroup(
                     REFEREES, self.consumer, {stream: ">"}, count=self.settings.batch, block=1000
@@ -259,7 +279,8 @@ class Referee:
         """Turn every passed deadline into a ``timeout`` command (queued before the timer is
         removed, so a crash in between re-queues it; the command id makes it apply once)."""
         key = self.keys.timers(partition)
-        due = await self.client.zrangebyscore(key, "-inf", now or time.time(), start=0, num=100)
+        when = self.clock() if now is None else now
+        due = await self.client.zrangebyscore(key, "-inf", when, start=0, num=100)
         for member in due:
             game, _, number = _text(member).rpartition("|")
             await self.bus.send(
@@ -281,6 +302,13 @@ class Referee:
                 "malformed command", stream=stream, entry=_text(entry_id), why=str(err)
             )
             await self.dead_letter(stream, entry_id, fields, f"malformed: {err}")
+            self.metrics.commands.labels("malformed", "refused").inc()
+            return
+        if entry.reply and not entry.reply.startswith(self.keys.replies("")):
+            # The referee writes the answer to the key an entry names: only a reply stream.
+            why = f"reply {entry.reply[:200]!r} is not a reply stream of this deployment"
+            self.log.warning("malformed command", stream=stream, entry=_text(entry_id), why=why)
+            await self.dead_letter(stream, entry_id, fields, f"malformed: {why}")
             self.metrics.commands.labels("malformed", "refused").inc()
             return
         lock = self._locks.setdefault(entry.game, asyncio.Lock())
@@ -328,12 +356,15 @@ class Referee:
                 return Outcome(
                     "refused", loaded.version, loaded.head, command.code, command.message
                 )
-            now = time.time()
+            now = self.clock()
             ctx = Context(now, await self._seed(entry.game))
             decision = decide(loaded.state, command, ctx)
             if isinstance(decision, Rejection):
                 if attempt == 0:
                     continue  # the cache may lag a write by another process: decide afresh
+                if decision.code == "timer_not_expired":
+                    # Fired early (a clock ahead of ours): keep the deadline, it fires again.
+                    await self._arm_timer(entry.game, loaded)
                 return Outcome(
                     "refused", loaded.version, loaded.head, decision.code, decision.message
                 )
@@ -395,6 +426,12 @@ class Referee:
                 return Continue()
             if entry.seat is None:
                 return Rejection("bad_command", "a seat command needs a seat")
+            expected = body.get("expected_version")
+            if isinstance(expected, int) and expected != loaded.version:
+                return Rejection(
+                    "stale_version",
+                    f"expected version {expected}, but the game is at version {loaded.version}",
+                )
             return seat_command(body.get("type"), entry.seat, body)
         except CommandError as err:
             return Rejection("bad_command", str(err))
@@ -425,32 +462,67 @@ class Referee:
         return seed
 
     async def _announce(self, game: str, loaded: Loaded, types: list[str]) -> None:
-        """Tell the feed, and keep the game's turn deadline in Redis."""
+        """Tell the feed, keep the game's turn deadline in Redis, and note a round waiting for
+        its score sheet (before the news, so scoring never sees the news without the note)."""
         key, fields = self.bus.news(game, loaded.version, types)
         pipe = self.client.pipeline(transaction=False)
+        if "RoundEnded" in types:
+            pipe.sadd(self.keys.awaiting_scores(), game)
         pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
+        if "TurnStarted" in types:
+            self._timer(pipe, game, loaded)
+        await pipe.execute()
+
+    def _timer(self, pipe: Any, game: str, loaded: Loaded) -> None:
         turn = loaded.state.turn
-        if turn is not None and turn.deadline is not None and "TurnStarted" in types:
+        if loaded.state.phase == "turns" and turn is not None and turn.deadline is not None:
             timers = self.keys.timers(partition_of(game, self.settings.partitions))
             pipe.zadd(timers, {f"{game}|{turn.number}": turn.deadline})
+
+    async def _arm_timer(self, game: str, loaded: Loaded) -> None:
+        """Put the current turn's deadline (back) in the timers."""
+        pipe = self.client.pipeline(transaction=False)
+        self._timer(pipe, game, loaded)
         await pipe.execute()
 
     async def dead_letter(
         self, stream: str, entry_id: bytes, fields: dict[Any, Any], reason: str
     ) -> None:
-        """Move an entry to the dead-letter stream (with why) and acknowledge it."""
-        raw = fields.get(b"c", fields.get("c", b""))
+        """Move an entry to the dead-letter stream (with why) and acknowledge it; a sender
+        waiting for the answer of a well-formed command learns that it failed."""
+        raw = fields.get(b"c", fields.get("c"))
+        if raw is None:
+            names = sorted(_text(name)[:100] for name in fields)[:20]
+            raw = _json({"fields": names})
+        entry = raw if isinstance(raw, bytes) else str(raw).encode()
         record = {
             b"stream": stream.encode(),
             b"id": entry_id if isinstance(entry_id, bytes) else str(entry_id).encode(),
             b"reason": reason.encode()[:1000],
-            b"entry": raw if isinstance(raw, bytes) else str(raw).encode(),
+            b"size": str(len(entry)).encode(),
+            b"entry": entry[:DEAD_LETTER_ENTRY_BYTES],
         }
         pipe = self.client.pipeline(transaction=False)
         pipe.xadd(self.keys.dead_letters(), record, maxlen=FEED_MAXLEN, approximate=True)
         pipe.xack(stream, REFEREES, entry_id)
+        sender = _sender(fields, self.keys.replies(""))
+        if sender is not None:
+            reply, rid, game = sender
+            answer = {
+                "rid": rid,
+                "game": game,
+                "status": "refused",
+                "version": None,
+                "head": None,
+                "code": "command_failed",
+                "message": f"the referee could not handle the command ({reason[:200]})",
+                "seat": None,
+                "duplicate": False,
+            }
+            pipe.xadd(reply, {b"c": _json(answer)}, maxlen=REPLY_MAXLEN, approximate=True)
         await pipe.execute()
         self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
+        self.log.warning("dead letter", stream=stream, entry=_text(entry_id), reason=reason)
 
     async def update_stream_gauges(self) -> None:
         """Pending and lag per partition, for /metrics."""
@@ -484,6 +556,17 @@ def _outcome_of(events: list[Event], result: AppendResult) -> Outcome:
 def _fingerprint(entry: CommandEntry) -> str:
     body = {k: v for k, v in entry.body.items() if k != "expected_version"}
     return fingerprint({"kind": entry.kind, "seat": entry.seat, "body": body})
+
+
+def _sender(fields: dict[Any, Any], replies: str) -> tuple[str, str, str] | None:
+    """Reply stream, request id and game of an entry that is a command, else None."""
+    try:
+        entry = CommandEntry.decode(fields)
+    except MalformedEntry:
+        return None
+    if not entry.reply.startswith(replies) or not entry.rid:
+        return None
+    return entry.reply, entry.rid, entry.game
 
 
 def _text(value: Any) -> str:

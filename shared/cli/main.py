@@ -17,6 +17,8 @@ COMMANDS: dict[str, str] = {
     "score": "shared.cli.score",
     "referee": "services.referee.main",
     "scoring": "services.scoring.main",
+    "gateway": "services.gateway.main",
+    "serve": "services.serve",
 }
 
 

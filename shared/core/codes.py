@@ -48,6 +48,8 @@ REJECTIONS: dict[str, str] = {
     "timer_not_expired": "the turn's deadline has not passed",
     "stale_timeout": "that turn is already over",
     "bad_command": "the command is malformed (the message names the field)",
+    "stale_version": "expected_version is not the game's current version",
+    "command_id_reused": "the command id was used before for a different command",
 }
 RECORDED = frozenset({"illegal_layout"})
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.core.cards import cards_str, sorted_cards
+from shared.core.cards import cards_str, parse_card, parse_cards, sorted_cards
 from shared.core.events import (
     CardDrawn,
     CommandRejected,
@@ -153,8 +153,37 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
         "seed": state.revealed_seed,
     }
     if turn is not None and viewer == turn.seat:
-        view["turn"] |= {"drawn": turn.drawn, "placed": turn.placed, "rejected": turn.rejected}
+        taken = cards_str([turn.taken])[0] if turn.taken is not None else None
+        view["turn"] |= {
+            "drawn": turn.drawn,
+            "placed": turn.placed,
+            "rejected": turn.rejected,
+            "taken": taken,
+        }
     return view
+
+
+def seat_view_from_json(view: dict[str, Any], rules: RuleSet) -> SeatView:
+    """The typed seat view back from the API's JSON view (how bots play over the API)."""
+    seat = view["you"]
+    turn = view.get("turn") or {}
+    mine = turn.get("seat") == seat
+    return SeatView(
+        seat=seat,
+        rules=rules,
+        hand=tuple(parse_cards(view["hand"])),
+        table=tuple(tuple(parse_cards(m)) for m in view["table"]),
+        opened=bool(view["seats"][seat]["opened"]),
+        hand_counts=tuple(s["hand_count"] for s in view["seats"]),
+        stock=view["stock"],
+        discard_top=parse_card(view["discard"]) if view.get("discard") else None,
+        discard_count=view.get("discard_count", 0),
+        drawn=mine and bool(turn.get("drawn")),
+        placed=mine and bool(turn.get("placed")),
+        rejected=int(turn.get("rejected", 0)) if mine else 0,
+        taken=parse_card(turn["taken"]) if mine and turn.get("taken") else None,
+        my_turn=mine,
+    )
 
 
 def _cards_json(value: Any) -> Any:

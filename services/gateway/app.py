@@ -1,0 +1,458 @@
+"""The gateway: the only public entry point. It authenticates, shapes and forwards commands to
+the referees, and serves each viewer exactly what that viewer may see. It never judges rules.
+
+``make_app(client, settings)`` is the app factory; resources live in ``cleanup_ctx`` and every
+WebSocket is closed with GOING_AWAY on shutdown.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import structlog
+from aiohttp import WSMsgType, web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from services.gateway.auth import HOST, Tokens
+from services.gateway.errors import ApiError, error, error_body, status_for
+from services.gateway.hub import Hub, Watcher
+from services.gateway.index import index
+from services.gateway.lobby import PAGE, STATUSES, Lobby
+from services.gateway.openapi import openapi_document
+from services.gateway.ratelimit import RateLimiter
+from shared.core.commands import SEAT_COMMANDS
+from shared.core.events import event_from
+from shared.core.rulesets import RuleSetError, check_seats, rule_set
+from shared.core.views import event_json, view_json
+from shared.infra.bus import Bus, CommandEntry, Requester
+from shared.infra.gamelog import GameLog, Loaded
+from shared.infra.keys import Keys, check_game_id
+from shared.infra.observability import health_routes
+from shared.infra.settings import Settings
+from shared.infra.store.redis import RedisEventStore
+
+MAX_COMMAND_ID = 64
+EVENTS_PAGE = 500
+
+
+class GatewayMetrics:
+    """The gateway's Prometheus metrics."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "gateway_requests_total", "HTTP requests", ["route", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "gateway_request_seconds",
+            "HTTP request time",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+        )
+        self.commands = Counter(
+            "gateway_commands_total", "Commands forwarded", ["status"], registry=self.registry
+        )
+        self.sockets = Gauge(
+            "gateway_websockets", "Open WebSocket connections", registry=self.registry
+        )
+
+
+class Gateway:
+    """The state every handler shares (one per app)."""
+
+    def __init__(self, client: Any, settings: Settings) -> None:
+        self.client = client
+        self.settings = settings
+        self.keys = Keys(settings.prefix)
+        self.games = GameLog(RedisEventStore(client, settings.prefix), settings.cache_size)
+        self.bus = Bus(client, self.keys, settings.partitions)
+        self.requester = Requester(self.bus, f"gateway-{uuid.uuid4().hex[:12]}")
+        self.tokens = Tokens(client, self.keys)
+        self.lobby = Lobby(client, self.keys, self.games)
+        self.limiter = RateLimiter(settings.rate_per_second)
+        self.metrics = GatewayMetrics()
+        self.hub = Hub(self.bus, self.push, self.on_news)
+        self.log = structlog.get_logger("gateway")
+
+    # --- helpers -------------------------------------------------------------------------
+
+    async def load(self, game_id: str) -> Loaded:
+        """The game's current state, or 404."""
+        try:
+            check_game_id(game_id)
+        except ValueError:
+            raise ApiError(404, "not_found", f"no game {game_id!r}") from None
+        loaded = await self.games.load(game_id, fresh=True)
+        if loaded.version == 0:
+            raise ApiError(404, "not_found", f"no game {game_id!r}")
+        return loaded
+
+    async def viewer(self, request: web.Request, game_id: str, required: bool) -> str | None:
+        """The role of the request's bearer token: ``"host"``, a seat number as text, or None
+        (no token). An unknown token is a 401; a missing one too where ``required``."""
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        if not token:
+            token = request.query.get("token", "")
+        if not token:
+            if required:
+                raise ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'")
+            return None
+        role = await self.tokens.role(game_id, token)
+        if role is None:
+            raise ApiError(401, "unauthorized", "this token is not a token of this game")
+        if not self.limiter.allow(token):
+            raise ApiError(429, "rate_limited", "too many requests for this token")
+        return role
+
+    def view(self, loaded: Loaded, seat: int | None) -> dict[str, Any]:
+        """A viewer's view with the chain head (its receipt)."""
+        return view_json(loaded.state, seat) | {"head": loaded.head}
+
+    async def forward(self, entry: CommandEntry) -> dict[str, Any]:
+        """Send a command to the referees and wait for the answer (504 on a timeout)."""
+        try:
+            answer = await self.requester.request(entry, self.settings.command_timeout)
+        except TimeoutError:
+            raise ApiError(
+                504, "timeout", "the referee did not answer in time; retry with the same id"
+            ) from None
+        self.metrics.commands.labels(answer.get("status", "?")).inc()
+        return answer
+
+    async def submit(self, game_id: str, seat: int, body: Any) -> tuple[int, dict[str, Any]]:
+        """One seat command from the API or a WebSocket: (HTTP status, JSON answer)."""
+        if not isinstance(body, dict):
+            return 400, error_body("bad_json", "the command must be a JSON object")
+        command_id = body.get("id")
+        if not isinstance(command_id, str) or not 0 < len(command_id) <= MAX_COMMAND_ID:
+            return 422, error_body(
+                "bad_request", f"'id' must be a string of 1-{MAX_COMMAND_ID} characters"
+            )
+        kind = body.get("type")
+        if kind not in SEAT_COMMANDS:
+            allowed = ", ".join(sorted(SEAT_COMMANDS))
+            return 422, error_body("bad_request", f"'type' is {kind!r}; allowed: {allowed}")
+        expected = body.get("expected_version")
+        if expected is not None and (not isinstance(expected, int) or isinstance(expected, bool)):
+            return 422, error_body("bad_request", "'expected_version' must be an integer")
+        payload = {k: v for k, v in body.items() if k != "id"}
+        entry = CommandEntry(game_id, "seat", f"{seat}:{command_id}", payload, seat, at=time.time())
+        answer = await self.forward(entry)
+        receipt = {"version": answer["version"], "head": answer["head"]}
+        if answer["status"] == "accepted":
+            return 200, {"accepted": True, **receipt}
+        code = answer.get("code") or "bad_request"
+        return status_for(code), error_body(code, answer.get("message") or code, **receipt)
+
+    async def push(self, watcher: Watcher) -> None:
+        """Send a watcher its current view (and the events it missed)."""
+        async with watcher.lock:
+            loaded = await self.games.load(watcher.game_id, fresh=True)
+            if loaded.version <= watcher.sent_version:
+                return
+            if watcher.sent_version or watcher.catch_up:
+                finished = loaded.state.status == "finished"
+                stored = await self.games.store.read(watcher.game_id, after=watcher.sent_version)
+                events = [_event_for(s, watcher.viewer, finished) for s in stored]
+                await watcher.ws.send_json({"type": "events", "events": events})
+            await watcher.ws.send_json({"type": "view", "view": self.view(loaded, watcher.viewer)})
+            watcher.sent_version = loaded.version
+
+    async def on_news(self, game_id: str, version: int, types: list[str]) -> None:
+        """Keep the lobby in step with games starting and ending."""
+        if "GameStarted" in types:
+            await self.lobby.move(game_id, "playing")
+        if "MatchEnded" in types:
+            await self.lobby.move(game_id, "finished")
+
+    async def ready(self) -> tuple[bool, str]:
+        try:
+            await self.client.ping()
+        except Exception as err:
+            return False, f"redis: {err}"
+        return True, "ok"
+
+
+def _event_for(stored: Any, viewer: int | None, finished: bool) -> dict[str, Any]:
+    shown = event_json(event_from(stored.type, stored.data), viewer, finished)
+    return {"version": stored.version, "time": stored.time, "hash": stored.hash, **shown}
+
+
+GATEWAY = web.AppKey("gateway", Gateway)
+
+
+def _seat(role: str | None) -> int | None:
+    return int(role) if role is not None and role != HOST else None
+
+
+async def _json_body(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        raise ApiError(400, "bad_json", "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_json", "the body must be a JSON object")
+    return body
+
+
+# --- handlers ------------------------------------------------------------------------------
+
+
+async def create_game(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    body = await _json_body(request)
+    unknown = set(body) - {"rules", "seats", "options", "seed"}
+    if unknown:
+        raise ApiError(422, "bad_request", f"unknown fields {sorted(unknown)}")
+    try:
+        rules = rule_set(body.get("rules"), body.get("options") or {})
+        check_seats(rules, body.get("seats"))
+    except RuleSetError as err:
+        raise ApiError(422, "bad_options", str(err), option=err.option) from None
+    seed = body.get("seed")
+    if seed is not None:
+        if not gw.settings.allow_seeded_games:
+            raise ApiError(422, "bad_request", "'seed' is refused: this server plays fair deals")
+        if not isinstance(seed, str) or not seed or len(seed) > 128:
+            raise ApiError(422, "bad_request", "'seed' must be hex, at most 128 characters")
+        try:
+            bytes.fromhex(seed)
+        except ValueError:
+            raise ApiError(422, "bad_request", "'seed' must be hex") from None
+    game_id = "g" + secrets.token_hex(8)
+    host_token = await gw.tokens.issue(game_id, HOST)
+    payload = {"rules": body["rules"], "seats": body["seats"], "options": body.get("options") or {}}
+    if seed is not None:
+        payload["seed"] = seed
+    answer = await gw.forward(CommandEntry(game_id, "create", "create", payload, at=time.time()))
+    if answer["status"] != "accepted":
+        code = answer.get("code") or "bad_request"
+        raise ApiError(status_for(code), code, answer.get("message") or code)
+    await gw.lobby.move(game_id, "waiting", time.time())
+    return web.json_response({"game_id": game_id, "host_token": host_token}, status=201)
+
+
+async def list_games(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    status = request.query.get("status", "waiting")
+    if status not in STATUSES:
+        raise ApiError(422, "bad_request", f"status must be one of {', '.join(STATUSES)}")
+    cursor_text = request.query.get("cursor", "0")
+    limit_text = request.query.get("limit", str(PAGE))
+    if not cursor_text.isdigit() or not limit_text.isdigit() or not 0 < int(limit_text) <= 200:
+        raise ApiError(422, "bad_request", "cursor must be a number; limit 1-200")
+    return web.json_response(await gw.lobby.page(status, int(cursor_text), int(limit_text)))
+
+
+async def get_game(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    loaded = await gw.load(game_id)
+    role = await gw.viewer(request, game_id, required=False)
+    return web.json_response(gw.view(loaded, _seat(role)))
+
+
+async def take_seat(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    await gw.load(game_id)
+    body = await _json_body(request)
+    unknown = set(body) - {"name", "seed"}
+    if unknown:
+        raise ApiError(422, "bad_request", f"unknown fields {sorted(unknown)}")
+    entry = CommandEntry(game_id, "sit", f"sit:{uuid.uuid4().hex}", body, at=time.time())
+    answer = await gw.forward(entry)
+    if answer["status"] != "accepted":
+        code = answer.get("code") or "bad_request"
+        raise ApiError(status_for(code), code, answer.get("message") or code)
+    seat = int(answer["seat"])
+    token = await gw.tokens.issue(game_id, str(seat))
+    return web.json_response(
+        {"seat": seat, "token": token, "version": answer["version"], "head": answer["head"]},
+        status=201,
+    )
+
+
+async def start_game(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    await gw.load(game_id)
+    role = await gw.viewer(request, game_id, required=True)
+    if role != HOST:
+        raise ApiError(403, "forbidden", "only the host token may start the game")
+    answer = await gw.forward(CommandEntry(game_id, "start", "start", at=time.time()))
+    if answer["status"] != "accepted":
+        code = answer.get("code") or "bad_request"
+        raise ApiError(status_for(code), code, answer.get("message") or code)
+    await gw.lobby.move(game_id, "playing")
+    return web.json_response(gw.view(await gw.load(game_id), None))
+
+
+async def send_command(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    await gw.load(game_id)
+    role = await gw.viewer(request, game_id, required=True)
+    seat = _seat(role)
+    if seat is None:
+        raise ApiError(403, "forbidden", "the host token is not a seat; take a seat to play")
+    status, answer = await gw.submit(game_id, seat, await _json_body(request))
+    return web.json_response(answer, status=status)
+
+
+async def list_events(request: web.Request) -> web.Response:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    loaded = await gw.load(game_id)
+    seat = _seat(await gw.viewer(request, game_id, required=False))
+    after_text = request.query.get("after", "0")
+    if not after_text.isdigit():
+        raise ApiError(422, "bad_request", "after must be a version number")
+    finished = loaded.state.status == "finished"
+    stored = await gw.games.store.read(game_id, after=int(after_text), limit=EVENTS_PAGE)
+    events = [_event_for(s, seat, finished) for s in stored]
+    return web.json_response({"events": events, "version": loaded.version, "head": loaded.head})
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    await gw.load(game_id)
+    _check_origin(request, gw.settings)
+    role = await gw.viewer(request, game_id, required=False)
+    ws = web.WebSocketResponse(heartbeat=20, max_msg_size=gw.settings.max_body_bytes)
+    await ws.prepare(request)
+    after = request.query.get("after", "")
+    watcher = Watcher(ws, game_id, _seat(role), int(after) if after.isdigit() else 0)
+    watcher.catch_up = after.isdigit()
+    gw.hub.add(watcher)
+    gw.metrics.sockets.inc()
+    try:
+        await gw.push(watcher)
+        async for message in ws:
+            if message.type != WSMsgType.TEXT:
+                continue
+            await _on_ws_message(gw, watcher, message.data)
+    finally:
+        gw.hub.remove(watcher)
+        gw.metrics.sockets.dec()
+    return ws
+
+
+async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
+    ws = watcher.ws
+    try:
+        body = json.loads(text)
+    except ValueError:
+        await ws.send_json({"type": "error", **error_body("bad_json", "not JSON")})
+        return
+    if not isinstance(body, dict):
+        await ws.send_json({"type": "error", **error_body("bad_json", "not a JSON object")})
+        return
+    if "token" in body and body.get("type") in (None, "auth"):
+        role = await gw.tokens.role(watcher.game_id, str(body["token"]))
+        if role is None:
+            await ws.send_json({"type": "error", **error_body("unauthorized", "unknown token")})
+            return
+        watcher.viewer = _seat(role)
+        watcher.sent_version = 0
+        await gw.push(watcher)
+        return
+    if body.get("type") == "sync":
+        after = body.get("after", 0)
+        watcher.sent_version = after if isinstance(after, int) and after >= 0 else 0
+        watcher.catch_up = True
+        await gw.push(watcher)
+        return
+    if watcher.viewer is None:
+        answer = error_body("forbidden", "authenticate with a seat token to send commands")
+        await ws.send_json({"type": "answer", "id": body.get("id"), "status": 403, "body": answer})
+        return
+    status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
+    await ws.send_json({"type": "answer", "id": body.get("id"), "status": status, "body": answer})
+
+
+def _check_origin(request: web.Request, settings: Settings) -> None:
+    """Browsers send Origin on WebSockets: accept our own host (and nothing else), so a page
+    elsewhere cannot drive a player's socket. Non-browser clients send no Origin."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return
+    host = request.headers.get("Host", "")
+    if origin.split("://", 1)[-1] != host:
+        raise ApiError(403, "origin_not_allowed", f"origin {origin!r} is not this server")
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
+
+
+# --- the app -------------------------------------------------------------------------------
+
+
+@web.middleware
+async def errors_and_metrics(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every error as published JSON; every request counted and timed by route."""
+    gw = request.app[GATEWAY]
+    started = time.perf_counter()
+    route = request.match_info.route.resource
+    name = route.canonical if route is not None else "unmatched"
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except ApiError as err:
+        status = err.status_code
+        raise
+    except web.HTTPRequestEntityTooLarge:
+        status = 413
+        return error(413, "body_too_large", f"at most {gw.settings.max_body_bytes} bytes")
+    except web.HTTPNotFound:
+        status = 404
+        return error(404, "not_found", f"no such path {request.path!r}")
+    except web.HTTPMethodNotAllowed as err:
+        status = 405
+        return error(405, "bad_request", f"method {err.method} not allowed here")
+    finally:
+        gw.metrics.requests.labels(name, str(status)).inc()
+        gw.metrics.latency.labels(name).observe(time.perf_counter() - started)
+
+
+async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
+    gw = app[GATEWAY]
+    await gw.requester.start()
+    await gw.hub.start()
+    yield
+    await gw.hub.stop()
+    await gw.requester.close()
+
+
+def make_app(client: Any, settings: Settings) -> web.Application:
+    """The gateway's aiohttp application over ``client``."""
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[errors_and_metrics])
+    gateway = Gateway(client, settings)
+    app[GATEWAY] = gateway
+    app.cleanup_ctx.append(_lifecycle)
+    app.router.add_post("/api/games", create_game)
+    app.router.add_get("/api/games", list_games)
+    app.router.add_get("/api/games/{game_id}", get_game)
+    app.router.add_post("/api/games/{game_id}/seats", take_seat)
+    app.router.add_post("/api/games/{game_id}/start", start_game)
+    app.router.add_post("/api/games/{game_id}/commands", send_command)
+    app.router.add_get("/api/games/{game_id}/events", list_events)
+    app.router.add_get("/api/games/{game_id}/ws", websocket)
+    app.router.add_get("/openapi.json", openapi)
+    app.router.add_get("/", index)
+    health_routes(app, gateway.metrics.registry, gateway.ready)
+    return app

@@ -1,0 +1,79 @@
+"""Every error the API returns: ``{"error": {"code": ..., "message": ...}}`` with a code from the
+published list (the engine's rejection codes, the rules core's layout codes, and these)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import web
+
+from shared.core.codes import REJECTIONS
+
+GATEWAY_ERRORS: dict[str, str] = {
+    "unauthorized": "a token is missing where one is needed, or it is not a token of this game",
+    "forbidden": "the token is valid but has no right to do this",
+    "not_found": "no such game or path",
+    "bad_json": "the body is not a JSON object",
+    "bad_request": "a field is missing or wrong (the message names it)",
+    "body_too_large": "the request body is larger than the server accepts",
+    "rate_limited": "too many requests for this token; slow down",
+    "timeout": "the referee did not answer in time; retry with the same command id",
+    "stale_version": "expected_version is not the game's current version",
+    "command_id_reused": "the command id was used before for a different command",
+    "origin_not_allowed": "the request's Origin is not allowed",
+    "hints_off": "hints are switched off for this game",
+    "not_finished": "the game record is available once the game has ended",
+}
+
+ERROR_CODES: dict[str, str] = REJECTIONS | GATEWAY_ERRORS
+
+# Refusals that are a conflict with the game's state (409) rather than a rules refusal (422).
+CONFLICTS = frozenset(
+    {
+        "not_your_turn",
+        "stale_version",
+        "command_id_reused",
+        "game_finished",
+        "game_started",
+        "game_full",
+        "seats_empty",
+        "round_over",
+        "game_not_started",
+        "game_exists",
+        "no_scores_yet",
+        "stale_timeout",
+        "not_finished",
+    }
+)
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    """The JSON of an error answer."""
+    return {"error": {"code": code, "message": message}, **extra}
+
+
+def error(status: int, code: str, message: str, **extra: Any) -> web.Response:
+    """An error response with the published shape."""
+    return web.json_response(error_body(code, message, **extra), status=status)
+
+
+class ApiError(web.HTTPException):
+    """Raised inside a handler to answer with an error of the published shape."""
+
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        self.status_code = status
+        super().__init__(
+            text=json.dumps(error_body(code, message, **extra)), content_type="application/json"
+        )
+
+
+def status_for(code: str) -> int:
+    """The HTTP status of a refusal code."""
+    if code in ("unauthorized",):
+        return 401
+    if code in ("forbidden", "origin_not_allowed"):
+        return 403
+    if code == "not_found":
+        return 404
+    return 409 if code in CONFLICTS else 422

@@ -1,0 +1,108 @@
+"""Live updates: the gateway follows every feed partition and pushes each connected viewer its
+own view whenever its game changes (and the events it missed, filtered for it)."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from aiohttp import WSCloseCode, web
+
+from shared.infra.bus import Bus, parse_json_field, stream_batches
+
+
+@dataclass(eq=False)
+class Watcher:
+    """One WebSocket and who is watching through it."""
+
+    ws: web.WebSocketResponse
+    game_id: str
+    viewer: int | None
+    sent_version: int = 0
+    catch_up: bool = False  # send the events missed since ``sent_version``, not only the view
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+Push = Callable[[Watcher], Awaitable[None]]
+OnNews = Callable[[str, int, list[str]], Awaitable[None]]
+
+
+class Hub:
+    """Watchers by game, and the feed followers that wake them."""
+
+    def __init__(self, bus: Bus, push: Push, on_news: OnNews) -> None:
+        self.bus = bus
+        self.push = push
+        self.on_news = on_news
+        self.watchers: dict[str, set[Watcher]] = {}
+        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.log = structlog.get_logger("gateway.hub")
+
+    def add(self, watcher: Watcher) -> None:
+        self.watchers.setdefault(watcher.game_id, set()).add(watcher)
+        self.sockets.add(watcher.ws)
+
+    def remove(self, watcher: Watcher) -> None:
+        group = self.watchers.get(watcher.game_id)
+        if group is not None:
+            group.discard(watcher)
+            if not group:
+                del self.watchers[watcher.game_id]
+
+    async def start(self) -> None:
+        """Follow every feed partition from now on."""
+        for stream in self.bus.feed_streams():
+            self._tasks.append(asyncio.create_task(self._follow(stream)))
+
+    async def stop(self) -> None:
+        """Stop following and close every socket with GOING_AWAY."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for ws in list(self.sockets):
+            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+
+    async def _follow(self, stream: str) -> None:
+        last: str | bytes = "$"
+        while True:
+            try:
+                reply = await self.bus.client.xread({stream: last}, count=500, block=1000)
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("following the feed failed; retrying", error=str(err))
+                await asyncio.sleep(0.5)
+                continue
+            latest: dict[str, tuple[int, list[str]]] = {}
+            for _, entries in stream_batches(reply):
+                for entry_id, fields in entries:
+                    last = entry_id
+                    doc = parse_json_field(fields)
+                    if doc is None or not isinstance(doc.get("game"), str):
+                        continue
+                    game, version = doc["game"], int(doc.get("version", 0))
+                    types = list(latest.get(game, (0, []))[1]) + list(doc.get("types", []))
+                    latest[game] = (max(version, latest.get(game, (0, []))[0]), types)
+            for game, (version, types) in latest.items():
+                await self.on_news(game, version, types)
+                await self.wake(game, version)
+
+    async def wake(self, game_id: str, version: int) -> None:
+        """Push fresh views to every watcher of ``game_id`` that has not seen ``version``."""
+        for watcher in list(self.watchers.get(game_id, ())):
+            if watcher.sent_version < version and not watcher.ws.closed:
+                try:
+                    await self.push(watcher)
+                except (ConnectionError, RuntimeError) as err:
+                    self.log.info("dropping a watcher", game=game_id, error=str(err))
+                    self.remove(watcher)
+
+
+def watcher_info(watcher: Watcher) -> dict[str, Any]:
+    """For logs."""
+    return {"game": watcher.game_id, "viewer": watcher.viewer}

@@ -1,0 +1,226 @@
+"""The API's OpenAPI 3.1 description, served at /openapi.json (a public contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.gateway.errors import ERROR_CODES
+from shared.core.judgement import REJECTION_CODES
+from shared.core.rulesets import OPTIONS, PRESETS
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+RECEIPT = {"version": {"type": "integer"}, "head": {"type": "string"}}
+
+
+def _answer(description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"description": description}
+    if schema is not None:
+        body["content"] = {"application/json": {"schema": schema}}
+    return body
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    return {str(s): _answer("an error (see the codes)", ERROR) for s in statuses}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The whole document."""
+    game_id = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    view = {"$ref": "#/components/schemas/View"}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Robbers' Rummy referee",
+            "version": "1",
+            "description": "Create games, take seats, play by commands, follow by WebSocket. "
+            "Every view and command answer carries the chain head (version, head) as a receipt.",
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "code": {"type": "string", "enum": sorted(ERROR_CODES)},
+                                "message": {"type": "string"},
+                            },
+                        },
+                        **RECEIPT,
+                    },
+                },
+                "View": {
+                    "type": "object",
+                    "description": "A seat's view (with 'hand') or the spectator's ('you': null).",
+                    "properties": {
+                        "game_id": {"type": "string"},
+                        **RECEIPT,
+                        "status": {"enum": ["waiting", "playing", "finished"]},
+                        "rules": {"type": "object"},
+                        "round": {"type": "integer"},
+                        "turn": {"type": ["object", "null"]},
+                        "you": {"type": ["integer", "null"]},
+                        "hand": {"type": "array", "items": {"type": "string"}},
+                        "table": {"type": "array"},
+                        "seats": {"type": "array"},
+                        "stock": {"type": "integer"},
+                        "discard": {"type": ["string", "null"]},
+                        "last_round": {"type": ["object", "null"]},
+                        "winner": {"type": ["array", "null"]},
+                    },
+                },
+                "Command": {
+                    "type": "object",
+                    "required": ["id", "type"],
+                    "properties": {
+                        "id": {"type": "string", "maxLength": 64},
+                        "type": {"enum": ["play", "draw", "end", "pass", "discard"]},
+                        "layout": {
+                            "type": "array",
+                            "items": {"type": "array", "items": {"type": "string"}},
+                        },
+                        "card": {"type": "string"},
+                        "source": {"enum": ["stock", "pile"]},
+                        "expected_version": {"type": "integer"},
+                    },
+                },
+            },
+            "x-layout-codes": REJECTION_CODES,
+            "x-error-codes": ERROR_CODES,
+            "x-rule-sets": sorted(PRESETS),
+            "x-options": {name: spec.help for name, spec in OPTIONS.items()},
+        },
+        "paths": {
+            "/api/games": {
+                "post": {
+                    "summary": "Create a game",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["rules", "seats"],
+                                    "properties": {
+                                        "rules": {"type": "string"},
+                                        "seats": {"type": "integer"},
+                                        "options": {"type": "object"},
+                                        "seed": {
+                                            "type": "string",
+                                            "description": "hex; only on servers "
+                                            "started with --allow-seeded-games",
+                                        },
+                                    },
+                                }
+                            }
+                        }
+                    },
+                    "responses": {
+                        "201": _answer(
+                            "created",
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "game_id": {"type": "string"},
+                                    "host_token": {"type": "string"},
+                                },
+                            },
+                        ),
+                        **_errors(400, 413, 422),
+                    },
+                },
+                "get": {
+                    "summary": "The lobby",
+                    "parameters": [
+                        {
+                            "name": "status",
+                            "in": "query",
+                            "schema": {"enum": ["waiting", "playing", "finished"]},
+                        },
+                        {"name": "cursor", "in": "query", "schema": {"type": "string"}},
+                        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    ],
+                    "responses": {"200": _answer("a page of games and the next cursor")},
+                },
+            },
+            "/api/games/{game_id}": {
+                "get": {
+                    "summary": "A seat's view (seat token) or the spectator view",
+                    "parameters": [game_id],
+                    "security": [{}, {"bearer": []}],
+                    "responses": {"200": _answer("the view", view), **_errors(401, 404)},
+                },
+            },
+            "/api/games/{game_id}/seats": {
+                "post": {
+                    "summary": "Take the next free seat",
+                    "parameters": [game_id],
+                    "responses": {
+                        "201": _answer("seated: seat number and its token"),
+                        **_errors(404, 409, 422),
+                    },
+                },
+            },
+            "/api/games/{game_id}/start": {
+                "post": {
+                    "summary": "Start the game (host token)",
+                    "parameters": [game_id],
+                    "security": [{"bearer": []}],
+                    "responses": {
+                        "200": _answer("the spectator view", view),
+                        **_errors(401, 403, 404, 409),
+                    },
+                },
+            },
+            "/api/games/{game_id}/commands": {
+                "post": {
+                    "summary": "A seat's command",
+                    "parameters": [game_id],
+                    "security": [{"bearer": []}],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Command"}}
+                        }
+                    },
+                    "responses": {
+                        "200": _answer(
+                            "accepted",
+                            {
+                                "type": "object",
+                                "properties": {"accepted": {"const": True}, **RECEIPT},
+                            },
+                        ),
+                        **_errors(400, 401, 403, 404, 409, 413, 422, 429, 504),
+                    },
+                },
+            },
+            "/api/games/{game_id}/events": {
+                "get": {
+                    "summary": "Events after a version, filtered for the viewer",
+                    "parameters": [
+                        game_id,
+                        {"name": "after", "in": "query", "schema": {"type": "integer"}},
+                    ],
+                    "responses": {"200": _answer("events, version and head"), **_errors(401, 404)},
+                },
+            },
+            "/api/games/{game_id}/ws": {
+                "get": {
+                    "summary": "WebSocket: views pushed after every change; commands accepted",
+                    "parameters": [
+                        game_id,
+                        {"name": "token", "in": "query", "schema": {"type": "string"}},
+                        {"name": "after", "in": "query", "schema": {"type": "integer"}},
+                    ],
+                    "responses": {"101": _answer("switching protocols")},
+                },
+            },
+            "/healthz": {"get": {"responses": {"200": _answer("the process runs")}}},
+            "/readyz": {
+                "get": {"responses": {"200": _answer("ready"), "503": _answer("not ready")}}
+            },
+            "/metrics": {"get": {"responses": {"200": _answer("Prometheus metrics")}}},
+        },
+    }
