@@ -31,6 +31,7 @@ lint: install
 bench: install
 	$(BIN)/python tests/bench/core.py
 	$(BIN)/python tests/bench/engine.py
+	$(BIN)/python tests/bench/load.py --games 50 --duration 8 --open-games 200
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 from aiohttp import WSMsgType, web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
@@ -32,7 +32,7 @@ from shared.core.views import event_json, view_json
 from shared.infra.bus import Bus, CommandEntry, Requester
 from shared.infra.gamelog import GameLog, Loaded
 from shared.infra.keys import Keys, check_game_id
-from shared.infra.observability import health_routes
+from shared.infra.observability import health_routes, service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 
@@ -44,7 +44,7 @@ class GatewayMetrics:
     """The gateway's Prometheus metrics."""
 
     def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+        self.registry = service_registry()
         self.requests = Counter(
             "gateway_requests_total", "HTTP requests", ["route", "status"], registry=self.registry
         )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from shared.core.codes import Rejection
 from shared.core.commands import (
@@ -42,7 +42,6 @@ from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
 from shared.core.shuffle import commitment
 from shared.infra.bus import (
     FEED_MAXLEN,
-    MAX_ENTRY_BYTES,
     REFEREES,
     REPLY_MAXLEN,
     Bus,
@@ -53,7 +52,8 @@ from shared.infra.bus import (
     stream_batches,
 )
 from shared.infra.gamelog import GameLog, Loaded
-from shared.infra.keys import Keys
+from shared.infra.keys import Keys, awaiting_member
+from shared.infra.observability import service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult, VersionConflict
 from shared.infra.store.redis import RedisEventStore
@@ -83,7 +83,7 @@ class RefereeMetrics:
     """The referee's Prometheus metrics, on a registry of its own."""
 
     def __init__(self) -> None:
-        self.registry = CollectorRegistry()
+        self.registry = service_registry()
         self.commands = Counter(
             "referee_commands_total",
             "Commands handled",
@@ -320,7 +320,7 @@ class Referee:
             self.log.exception("command failed", game=entry.game, kind=entry.kind, error=str(err))
             return
         finally:
-            if not lock.locked() and not lock._waiters:  # type: ignore[attr-defined]
+            if not lock.locked() and not lock._waiters:
                 self._locks.pop(entry.game, None)
         pipe = self.client.pipeline(transaction=False)
         if entry.reply:
@@ -353,6 +353,8 @@ class Referee:
             loaded = await self.games.load(entry.game, fresh=attempt > 0)
             command = await self._command(entry, loaded)
             if isinstance(command, Rejection):
+                if attempt == 0 and command.code == "stale_version":
+                    continue  # the cache may lag a write by another process: look afresh
                 return Outcome(
                     "refused", loaded.version, loaded.head, command.code, command.message
                 )
@@ -467,7 +469,7 @@ class Referee:
         key, fields = self.bus.news(game, loaded.version, types)
         pipe = self.client.pipeline(transaction=False)
         if "RoundEnded" in types:
-            pipe.sadd(self.keys.awaiting_scores(), game)
+            pipe.sadd(self.keys.awaiting_scores(), awaiting_member(game, loaded.state.round))
         pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
         if "TurnStarted" in types:
             self._timer(pipe, game, loaded)
@@ -508,12 +510,16 @@ class Referee:
         sender = _sender(fields, self.keys.replies(""))
         if sender is not None:
             reply, rid, game = sender
+            try:
+                version, head = await self.store.version(game)
+            except Exception:
+                version, head = 0, ""
             answer = {
                 "rid": rid,
                 "game": game,
                 "status": "refused",
-                "version": None,
-                "head": None,
+                "version": version,
+                "head": head,
                 "code": "command_failed",
                 "message": f"the referee could not handle the command ({reason[:200]})",
                 "seat": None,

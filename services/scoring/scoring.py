@@ -2,21 +2,29 @@
 pure scoring module, appends ``ScoresRecorded`` (expected version, command id ``scores:<round>``
 so a redelivered ending appends nothing twice) and asks the referees to carry on; and it keeps
 the projections (standings, leaderboard, player statistics) up to date.
+
+The feed is trimmed and scoring may be down when a round ends, so the referee also notes every
+ended round in the ``awaiting-scores`` set (``<game>|<round>``); scoring sweeps that set every
+``sweep_seconds`` and removes a round once its sheet is recorded and the game has carried on.
+A feed entry whose handling keeps failing is given up (acknowledged, logged, counted) after
+``max_deliveries``; the sweep still covers the round it announced.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import Counter, Gauge
 
 from services.scoring.projections import Projections
 from shared.core.codes import Rejection
 from shared.core.commands import Context, RecordScores
 from shared.core.decide import decide, round_sheet
+from shared.core.state import GameState
 from shared.infra.bus import (
     FEED_MAXLEN,
     SCORING,
@@ -26,7 +34,8 @@ from shared.infra.bus import (
     stream_batches,
 )
 from shared.infra.gamelog import GameLog
-from shared.infra.keys import Keys
+from shared.infra.keys import Keys, awaiting_member, check_game_id
+from shared.infra.observability import service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
 from shared.infra.store.redis import RedisEventStore
@@ -39,6 +48,13 @@ INTERESTING = {
     "PlayerSeated",
     "RoundDealt",
 }
+MAX_CONFLICTS = 10
+SWEEP_SECONDS = 5.0
+
+
+def carried_on(state: GameState, round_number: int) -> bool:
+    """Whether round ``round_number`` is scored and the game has moved past it."""
+    return state.status == "finished" or state.round > round_number
 
 
 class Scoring:
@@ -54,7 +70,7 @@ class Scoring:
         self.projections = Projections(client, self.keys)
         self.consumer = settings.consumer_name()
         self.log = structlog.get_logger("scoring").bind(consumer=self.consumer)
-        self.registry = CollectorRegistry()
+        self.registry = service_registry()
         self.sheets = Counter(
             "scoring_sheets_total", "Score sheets recorded", registry=self.registry
         )
@@ -72,14 +88,36 @@ class Scoring:
             ["partition"],
             registry=self.registry,
         )
+        self.given_up = Counter(
+            "scoring_given_up_total",
+            "Feed entries acknowledged unhandled after max_deliveries failures",
+            registry=self.registry,
+        )
+        self.swept = Counter(
+            "scoring_swept_total",
+            "Ended rounds the sweep of the awaiting-scores set looked at",
+            registry=self.registry,
+        )
+        self.sweep_seconds = SWEEP_SECONDS
         self.stopping = asyncio.Event()
         self.running = False
 
     async def run(self) -> None:
-        """Follow every feed partition until ``stop``."""
-        await self.bus.ensure_groups(SCORING, self.bus.feed_streams())
+        """Follow every feed partition and sweep the awaiting rounds until ``stop``."""
+        while True:  # Redis may come up after scoring
+            try:
+                await self.bus.ensure_groups(SCORING, self.bus.feed_streams())
+                break
+            except Exception as err:
+                self.log.warning("creating the consumer groups failed; retrying", error=str(err))
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), 1.0)
+                    return
+                except TimeoutError:
+                    continue
         self.running = True
         loops = [asyncio.create_task(self._follow(p)) for p in range(self.settings.partitions)]
+        loops.append(asyncio.create_task(self._sweep_loop()))
         try:
             await self.stopping.wait()
         finally:
@@ -105,11 +143,13 @@ class Scoring:
                     block=1000,
                 )
                 entries = [e for _, batch in stream_batches(reply) for e in batch]
-                if start == "0" and not entries:
-                    start = ">"
-                    continue
+                if start != ">":
+                    if not entries:
+                        start = ">"
+                        continue
+                    start = _text(entries[-1][0])  # the history goes on after the last one
                 for entry_id, fields in entries:
-                    await self.handle(stream, entry_id, fields)
+                    await self._attempt(stream, entry_id, fields)
                 claimed = await self.client.xautoclaim(
                     stream,
                     SCORING,
@@ -120,7 +160,7 @@ class Scoring:
                 )
                 for entry_id, fields in claimed[1]:
                     if fields:
-                        await self.handle(stream, entry_id, fields)
+                        await self._attempt(stream, entry_id, fields)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
@@ -128,18 +168,80 @@ class Scoring:
                 self.log.warning("following the feed failed; retrying", error=str(err))
                 await asyncio.sleep(0.5)
 
-    async def handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
+    async def _attempt(self, stream: str, entry_id: Any, fields: dict[Any, Any]) -> None:
+        """``handle`` one entry; if it raises, leave it pending (it is claimed and retried),
+        or give it up once it was delivered ``max_deliveries`` times."""
+        try:
+            await self.handle(stream, entry_id, fields)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.failures.inc()
+            self.log.exception("feed entry failed", entry=_text(entry_id), error=str(err))
+            pending = await self.client.xpending_range(
+                stream, SCORING, min=entry_id, max=entry_id, count=1
+            )
+            delivered = int(pending[0]["times_delivered"]) if pending else 0
+            if delivered >= self.settings.max_deliveries:
+                await self.client.xack(stream, SCORING, entry_id)
+                self.given_up.inc()
+                self.log.error("feed entry given up", entry=_text(entry_id), deliveries=delivered)
+
+    async def handle(self, stream: str, entry_id: Any, fields: dict[Any, Any]) -> None:
         """React to one feed entry, then acknowledge it."""
-        doc = parse_json_field(fields)
-        if doc is not None and set(doc.get("types", [])) & INTERESTING:
-            await self.catch_up(str(doc["game"]))
+        doc = parse_json_field(fields) or {}
+        game, types = doc.get("game"), doc.get("types")
+        if isinstance(game, str) and isinstance(types, list):
+            wanted = {t for t in types if isinstance(t, str)} & INTERESTING
+            try:
+                check_game_id(game)
+            except ValueError:
+                wanted = set()
+                self.log.warning("feed entry for no game", entry=_text(entry_id), game=game[:200])
+            if wanted:
+                await self.catch_up(game)
         await self.client.xack(stream, SCORING, entry_id)
         self.handled.inc()
 
-    async def catch_up(self, game_id: str) -> None:
+    async def _sweep_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.failures.inc()
+                self.log.warning("sweeping the awaiting rounds failed", error=str(err))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.sweep_seconds)
+
+    async def sweep(self) -> int:
+        """Catch up every game with a round in the awaiting-scores set (whatever became of its
+        feed entry); forget the rounds that are scored and carried on. Returns how many rounds
+        are still waiting."""
+        key = self.keys.awaiting_scores()
+        waiting = 0
+        async for raw in self.client.sscan_iter(key, count=500):
+            member = _text(raw)
+            game_id, _, number = member.rpartition("|")
+            try:
+                check_game_id(game_id)
+                round_number = int(number)
+            except ValueError:
+                await self.client.srem(key, raw)
+                continue
+            self.swept.inc()
+            state = await self.catch_up(game_id)
+            if carried_on(state, round_number):
+                await self.client.srem(key, raw)
+            else:
+                waiting += 1
+        return waiting
+
+    async def catch_up(self, game_id: str) -> GameState:
         """Record the score sheet of a finished round if it is missing, ask for the next round
-        if it is not dealt yet, and refresh the projections."""
-        for _ in range(5):
+        if it is not dealt yet, and refresh the projections; returns the state it saw."""
+        for _ in range(MAX_CONFLICTS):
             loaded = await self.games.load(game_id, fresh=True)
             state = loaded.state
             if state.phase == "scoring":
@@ -150,9 +252,9 @@ class Scoring:
                 decision = decide(state, command, Context(time.time()))
                 if isinstance(decision, Rejection):
                     self.log.error("score sheet refused", game=game_id, code=decision.code)
-                    return
+                    return state
                 try:
-                    _, loaded = await self.games.append(
+                    result, loaded = await self.games.append(
                         game_id,
                         loaded,
                         decision,
@@ -163,17 +265,25 @@ class Scoring:
                     )
                 except VersionConflict:
                     continue
-                self.sheets.inc()
+                # Announced again after a duplicate too: the first appender may have died
+                # before announcing, and the news is harmless twice.
                 key, news = self.bus.news(game_id, loaded.version, ["ScoresRecorded"])
                 await self.client.xadd(key, news, maxlen=FEED_MAXLEN, approximate=True)
-                self.log.info("scores recorded", game=game_id, round=state.round)
+                if not result.duplicate:
+                    self.sheets.inc()
+                    self.log.info("scores recorded", game=game_id, round=state.round)
                 state = loaded.state
             if state.phase == "next":
                 await self.bus.send(
                     CommandEntry(game_id, "continue", f"continue:{state.round}", at=time.time())
                 )
             await self.projections.apply(state)
-            return
+            done = [r for r in (state.round - 1, state.round) if r > 0 and carried_on(state, r)]
+            if done:
+                members = [awaiting_member(game_id, r) for r in done]
+                await self.client.srem(self.keys.awaiting_scores(), *members)
+            return state
+        raise RuntimeError(f"game {game_id}: {MAX_CONFLICTS} version conflicts in a row")
 
     async def rebuild(self) -> dict[str, Any]:
         """Drop every projection and rebuild it from the logs; report the differences from
@@ -192,6 +302,7 @@ class Scoring:
         return {"games": len(game_ids), "differences": differences}
 
     async def ready(self) -> tuple[bool, str]:
+        """Ready when Redis answers and the feed is followed."""
         if not self.running:
             return False, "not following the feed"
         try:
@@ -199,3 +310,7 @@ class Scoring:
         except Exception as err:
             return False, f"redis: {err}"
         return True, "following the feed"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

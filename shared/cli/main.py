@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "scoring": "services.scoring.main",
     "gateway": "services.gateway.main",
     "serve": "services.serve",
+    "loadtest": "shared.cli.loadtest",
 }
 
 

@@ -12,7 +12,12 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    ProcessCollector,
+    generate_latest,
+)
 
 _configured = False
 
@@ -62,3 +67,10 @@ def health_routes(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+
+
+def service_registry() -> CollectorRegistry:
+    """A fresh registry for one service, with the process figures (resident memory, CPU)."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    return registry

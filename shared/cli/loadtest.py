@@ -1,0 +1,213 @@
+"""`rummy loadtest`: bot clients over the public API, playing many concurrent games.
+
+Closed loop by default (each game sends its next command as soon as the previous one is answered);
+``--pace S`` makes it open loop (each game sends one command every S seconds, late or not).
+Prints accepted turns per second, p50/p99/max command latency, error counts by code, and the
+resident memory of each service whose /metrics URL is given, as one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.core.bots import BOTS, Bot
+from shared.core.cards import card_str
+from shared.core.commands import Command, Discard, Draw, End, Pass, Play
+from shared.core.rulesets import rule_set
+from shared.core.views import seat_view_from_json
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `rummy loadtest`."""
+    p = sub.add_parser("loadtest", help="play many concurrent games over the API and measure")
+    p.add_argument("--games", type=int, default=50, help="concurrent games")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds of load")
+    p.add_argument("--pace", type=float, default=None, help="open loop: seconds between commands")
+    p.add_argument("--url", default="http://127.0.0.1:8080", help="the gateway")
+    p.add_argument("--rules", default="robbers")
+    p.add_argument("--players", type=int, default=2)
+    p.add_argument("--bot", default="random", choices=sorted(BOTS))
+    p.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        help="a service's /metrics URL to read its resident memory from (repeatable)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+
+
+def command_body(command: Command) -> dict[str, Any]:
+    """A bot's command as the API's JSON body."""
+    if isinstance(command, Play):
+        return {"type": "play", "layout": [[card_str(c) for c in m] for m in command.layout]}
+    if isinstance(command, Draw):
+        return {"type": "draw", "source": command.source}
+    if isinstance(command, Discard):
+        return {"type": "discard", "card": card_str(command.card)}
+    if isinstance(command, End):
+        return {"type": "end"}
+    if isinstance(command, Pass):
+        return {"type": "pass"}
+    raise TypeError(f"not a seat command: {command!r}")
+
+
+@dataclass
+class Figures:
+    """What the run measured."""
+
+    latencies: list[float] = field(default_factory=list)
+    accepted: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    games_started: int = 0
+    games_finished: int = 0
+
+
+async def _play_games(
+    session: Any, args: argparse.Namespace, figures: Figures, end: float, slot: int
+) -> None:
+    """One game slot: play games back to back until the time is up."""
+    rng = random.Random(args.seed * 100_003 + slot)
+    bot: Bot = BOTS[args.bot]()
+    rules = rule_set(args.rules)
+    while time.monotonic() < end:
+        async with session.post(
+            f"{args.url}/api/games", json={"rules": args.rules, "seats": args.players}
+        ) as r:
+            created = await r.json()
+            if r.status != 201:
+                figures.errors[created.get("error", {}).get("code", str(r.status))] += 1
+                await asyncio.sleep(1)
+                continue
+        game = created["game_id"]
+        tokens = []
+        for i in range(args.players):
+            async with session.post(
+                f"{args.url}/api/games/{game}/seats", json={"name": f"bot{i}"}
+            ) as r:
+                tokens.append((await r.json())["token"])
+        async with session.post(
+            f"{args.url}/api/games/{game}/start",
+            headers={"Authorization": f"Bearer {created['host_token']}"},
+        ):
+            pass
+        figures.games_started += 1
+        seat = 0
+        next_at = time.monotonic()
+        while time.monotonic() < end:
+            auth = {"Authorization": f"Bearer {tokens[seat]}"}
+            async with session.get(f"{args.url}/api/games/{game}", headers=auth) as r:
+                view = await r.json()
+            if view["status"] == "finished":
+                figures.games_finished += 1
+                break
+            turn = view.get("turn")
+            if turn is None:  # between rounds: the score sheet and the next deal are on their way
+                await asyncio.sleep(0.05)
+                continue
+            if turn["seat"] != seat:
+                seat = turn["seat"]
+                continue
+            command = bot.choose(seat_view_from_json(view, rules), rng)
+            body = {"id": uuid.uuid4().hex[:16], **command_body(command)}
+            if args.pace:
+                next_at += args.pace
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            started = time.perf_counter()
+            async with session.post(
+                f"{args.url}/api/games/{game}/commands", json=body, headers=auth
+            ) as r:
+                answer = await r.json()
+                status = r.status
+            figures.latencies.append(time.perf_counter() - started)
+            if status == 200:
+                figures.accepted += 1
+            else:
+                figures.errors[answer.get("error", {}).get("code", str(status))] += 1
+
+
+async def _memory(session: Any, url: str) -> int | None:
+    try:
+        async with session.get(url) as r:
+            text = await r.text()
+    except Exception:
+        return None
+    for line in text.splitlines():
+        if line.startswith("process_resident_memory_bytes"):
+            return int(float(line.split()[-1]))
+    return None
+
+
+async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the load and gather the figures."""
+    import aiohttp
+
+    figures = Figures()
+    connector = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        started = time.monotonic()
+        end = started + args.duration
+        slots = [
+            asyncio.create_task(_play_games(session, args, figures, end, i))
+            for i in range(args.games)
+        ]
+        show = sys.stderr.isatty()
+        while not all(t.done() for t in slots):
+            await asyncio.sleep(0.5)
+            if show:
+                done = min(30, int((time.monotonic() - started) / args.duration * 30))
+                rate = figures.accepted / max(time.monotonic() - started, 1e-9)
+                print(
+                    f"\r[{'#' * done}{'.' * (30 - done)}] {rate:,.0f} turns/s",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        if show:
+            print(file=sys.stderr)
+        for task in slots:
+            if task.exception() is not None:
+                figures.errors[type(task.exception()).__name__] += 1
+        seconds = time.monotonic() - started
+        memory = {url: await _memory(session, url) for url in args.metrics}
+    latencies = sorted(figures.latencies) or [0.0]
+    return {
+        "url": args.url,
+        "games": args.games,
+        "duration": round(seconds, 2),
+        "pace": args.pace,
+        "mode": "open" if args.pace else "closed",
+        "accepted": figures.accepted,
+        "accepted_per_second": round(figures.accepted / seconds, 1),
+        "commands": len(figures.latencies),
+        "latency_ms": {
+            "p50": round(statistics.median(latencies) * 1000, 2),
+            "p99": round(
+                latencies[int(len(latencies) * 0.99) - 1 if len(latencies) > 1 else 0] * 1000, 2
+            ),
+            "max": round(latencies[-1] * 1000, 2),
+        },
+        "errors": dict(figures.errors),
+        "games_started": figures.games_started,
+        "games_finished": figures.games_finished,
+        "memory_bytes": memory,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the figures as one JSON object."""
+    if args.games < 1 or args.duration <= 0 or (args.pace is not None and args.pace <= 0):
+        print("rummy loadtest: --games >= 1, --duration > 0, --pace > 0", file=sys.stderr)
+        return 2
+    print(json.dumps(asyncio.run(loadtest(args))))
+    return 0
