@@ -27,6 +27,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from shared.core.codes import Rejection
 from shared.core.commands import (
+    SEAT_COMMANDS,
     Command,
     CommandError,
     Context,
@@ -293,7 +294,19 @@ class Referee:
     # --- one command ----------------------------------------------------------------------
 
     async def handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
-        """Decide one entry, reply, acknowledge; leave it pending if handling raised."""
+        """Decide one entry, reply, acknowledge; leave it pending if handling raised (the claim
+        retries it, and dead-letters it after ``max_deliveries``). Never raises."""
+        try:
+            await self._handle(stream, entry_id, fields)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.metrics.failures.inc()
+            self.log.exception(
+                "handling an entry failed", stream=stream, entry=_text(entry_id), error=str(err)
+            )
+
+    async def _handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
         started = time.perf_counter()
         try:
             entry = CommandEntry.decode(fields)
@@ -330,8 +343,8 @@ class Referee:
         await pipe.execute()
         seconds = time.perf_counter() - started
         self.metrics.latency.observe(seconds)
-        kind = entry.body.get("type", entry.kind) if entry.kind == "seat" else entry.kind
-        self.metrics.commands.labels(str(kind), outcome.status).inc()
+        kind = _kind(entry)
+        self.metrics.commands.labels(kind, outcome.status).inc()
         self.log.info(
             "command",
             game=entry.game,
@@ -564,11 +577,20 @@ def _fingerprint(entry: CommandEntry) -> str:
     return fingerprint({"kind": entry.kind, "seat": entry.seat, "body": body})
 
 
+def _kind(entry: CommandEntry) -> str:
+    """The command's kind as logs and metrics name it: a seat command by its type (a made-up
+    type is "invalid", so that input cannot invent metric labels)."""
+    if entry.kind != "seat":
+        return entry.kind
+    kind = entry.body.get("type")
+    return kind if isinstance(kind, str) and kind in SEAT_COMMANDS else "invalid"
+
+
 def _sender(fields: dict[Any, Any], replies: str) -> tuple[str, str, str] | None:
     """Reply stream, request id and game of an entry that is a command, else None."""
     try:
         entry = CommandEntry.decode(fields)
-    except MalformedEntry:
+    except Exception:  # a malformed entry has no sender to tell
         return None
     if not entry.reply.startswith(replies) or not entry.rid:
         return None

@@ -140,7 +140,7 @@ class Scoring:
                     self.consumer,
                     {stream: start},
                     count=self.settings.batch,
-                    block=1000,
+                    block=min(1000, max(self.settings.claim_idle_ms, 50)),
                 )
                 entries = [e for _, batch in stream_batches(reply) for e in batch]
                 if start != ">":
@@ -244,6 +244,8 @@ class Scoring:
         for _ in range(MAX_CONFLICTS):
             loaded = await self.games.load(game_id, fresh=True)
             state = loaded.state
+            if loaded.version == 0:
+                return state  # no such game (news of nothing): nothing to score or project
             if state.phase == "scoring":
                 sheet = round_sheet(state.rules, state.rounds[-1])
                 command = RecordScores(

@@ -20,7 +20,7 @@ import zlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from shared.infra.keys import Keys
+from shared.infra.keys import Keys, check_game_id
 
 FIELD = b"c"
 REFEREES = "referees"
@@ -29,6 +29,8 @@ REPLY_MAXLEN = 10_000
 FEED_MAXLEN = 100_000
 MAX_ENTRY_BYTES = 256 * 1024
 COMMAND_KINDS = ("create", "sit", "start", "seat", "timeout", "continue")
+MAX_COMMAND_ID = 200
+MAX_SEAT = 63
 
 
 def partition_of(game_id: str, partitions: int) -> int:
@@ -75,6 +77,8 @@ class CommandEntry:
             doc = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as err:
             raise MalformedEntry(f"the command is not JSON: {err}") from None
+        except RecursionError:  # deeply nested arrays or objects
+            raise MalformedEntry("the command is nested too deeply") from None
         if not isinstance(doc, dict):
             raise MalformedEntry("the command is not a JSON object")
         checks: dict[str, tuple[type, ...]] = {
@@ -101,6 +105,15 @@ class CommandEntry:
         unknown = set(doc) - set(checks)
         if unknown:
             raise MalformedEntry(f"unknown fields {sorted(unknown)}")
+        try:
+            check_game_id(doc["game"])
+        except ValueError as err:
+            raise MalformedEntry(str(err)) from None
+        if not 0 < len(doc["cid"]) <= MAX_COMMAND_ID:
+            raise MalformedEntry(f"field 'cid' must be 1-{MAX_COMMAND_ID} characters")
+        seat = doc.get("seat")
+        if seat is not None and not 0 <= seat <= MAX_SEAT:
+            raise MalformedEntry(f"field 'seat' must be 0-{MAX_SEAT} or null, got {seat}")
         return cls(**doc)
 
 

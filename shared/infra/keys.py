@@ -35,6 +35,11 @@ def check_game_id(game_id: str) -> str:
     return game_id
 
 
+def awaiting_member(game_id: str, round_number: int) -> str:
+    """The member of the awaiting-scores set for round ``round_number`` of a game."""
+    return f"{game_id}|{round_number}"
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """The key templates under one prefix."""
@@ -104,6 +109,12 @@ class Keys:
     def dead_letters(self) -> str:
         """Commands that could not be handled, with the reason."""
         return f"{self.prefix}deadletters"
+
+    def awaiting_scores(self) -> str:
+        """Set of ended rounds (``awaiting_member``) still waiting for their score sheet or the
+        next deal: the referee adds one when it appends ``RoundEnded``, scoring removes it once
+        the round is scored and carried on, and sweeps the set so no round end is missed."""
+        return f"{self.prefix}awaiting-scores"
 
     def lobby(self, status: str) -> str:
         """Sorted set of game ids by creation time, one per lobby status."""

@@ -6,14 +6,17 @@ Bots choose from the seat's view, rebuilt from the game's log, and send their co
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
+from shared.core.state import GameState
 from shared.core.views import seat_view
 from shared.infra.bus import CommandEntry, Requester
 from shared.infra.gamelog import GameLog
@@ -41,6 +44,8 @@ class Driven:
     game_id: str
     answers: list[dict[str, Any]] = field(default_factory=list)
     commands: int = 0
+    sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (command id, answer)
+    retries: int = 0  # requests sent again with the same command id after a timeout
 
 
 async def create_game(
@@ -73,26 +78,44 @@ async def drive(
     seed: int = 0,
     max_commands: int = 5000,
     timeout: float = 10.0,
+    until: Callable[[GameState], bool] | None = None,
+    attempts: int = 3,
+    wait_seconds: float = 30.0,
 ) -> Driven:
-    """Play the game to its end with bots (waiting for score sheets between rounds)."""
+    """Play the game to its end (or until ``until(state)``) with bots, waiting for score
+    sheets between rounds. A request that times out is sent again with the same command id,
+    as a client would, up to ``attempts`` times."""
     rng = random.Random(seed)
     players = [BOTS[b]() for b in bots]
     driven = Driven(game_id)
-    import asyncio
-
-    for _ in range(max_commands):
+    loop = asyncio.get_running_loop()
+    waiting_since: float | None = None
+    while driven.commands < max_commands:
         loaded = await games.load(game_id, fresh=True)
         state = loaded.state
-        if state.status == "finished":
+        if state.status == "finished" or (until is not None and until(state)):
             return driven
         if state.phase != "turns" or state.turn is None:
+            waiting_since = waiting_since or loop.time()
+            if loop.time() - waiting_since > wait_seconds:
+                raise AssertionError(f"game {game_id} stuck in phase {state.phase!r}")
             await asyncio.sleep(0.01)
             continue
+        waiting_since = None
         seat = state.turn.seat
         body = command_body(players[seat].choose(seat_view(state, seat), rng))
-        entry = CommandEntry(game_id, "seat", f"{seat}:{uuid.uuid4().hex}", body, seat=seat)
-        answer = await requester.request(entry, timeout)
+        cid = f"{seat}:{uuid.uuid4().hex}"
+        entry = CommandEntry(game_id, "seat", cid, body, seat=seat)
+        for attempt in range(attempts):
+            try:
+                answer = await requester.request(entry, timeout)
+                break
+            except TimeoutError:
+                if attempt == attempts - 1:
+                    raise
+                driven.retries += 1
         driven.answers.append(answer)
+        driven.sent.append((cid, answer))
         driven.commands += 1
         assert answer["status"] in ("accepted", "rejected"), answer
     raise AssertionError(f"game {game_id} did not finish in {max_commands} commands")

@@ -1,0 +1,317 @@
+"""Separate referee and scoring processes on a real Redis: a referee killed with SIGKILL in the
+middle of a game, the other one finishes it, and nothing is lost, applied twice or reordered.
+
+The test starts its own ``redis-server`` on a spare port (no persistence, a temporary directory)
+and stops it at the end; without ``redis-server`` it uses ``REDIS_URL`` with a key prefix of its
+own and deletes exactly those keys; with neither it is skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import aiohttp
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from shared.infra.bus import REFEREES, Bus, Requester
+from shared.infra.events import verify_chain
+from shared.infra.gamelog import GameLog, fold_stored
+from shared.infra.keys import Keys
+from shared.infra.store.redis import RedisEventStore
+from tests.services.conftest import delete_prefixed
+from tests.services.driver import create_game, drive
+
+ROOT = Path(__file__).resolve().parents[2]
+DRAIN_SECONDS = 5.0
+PARTITIONS = 2
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private redis-server for this module, else REDIS_URL, else skip."""
+    server = shutil.which("redis-server")
+    if server is None:
+        url = os.environ.get("REDIS_URL")
+        if not url:
+            pytest.skip("neither redis-server on the PATH nor REDIS_URL: no real Redis")
+        yield url
+        return
+    workdir = tmp_path_factory.mktemp("redis")
+    port = free_port()
+    options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]
+    proc = subprocess.Popen(
+        [server, "--port", str(port), *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        node = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                node.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server on port {port} did not start") from None
+                time.sleep(0.02)
+        node.close()
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclass
+class Service:
+    """One `rummy` process."""
+
+    name: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log: Path
+    out: IO[bytes]
+
+    def log_lines(self) -> list[dict[str, Any]]:
+        self.out.flush()
+        lines = []
+        for raw in self.log.read_text(errors="replace").splitlines():
+            try:
+                lines.append(json.loads(raw))
+            except ValueError:
+                lines.append({"unparsed": raw})
+        return lines
+
+
+@dataclass
+class Deployment:
+    url: str
+    prefix: str
+    tmp: Path
+    services: list[Service] = field(default_factory=list)
+
+    def start(self, command: str, consumer: str) -> Service:
+        port = free_port()
+        env = {
+            **os.environ,
+            "REDIS_URL": self.url,
+            "RUMMY_PREFIX": self.prefix,
+            "RUMMY_PARTITIONS": str(PARTITIONS),
+            "RUMMY_HTTP_HOST": "127.0.0.1",
+            "RUMMY_HTTP_PORT": str(port),
+            "RUMMY_CONSUMER": consumer,
+            "RUMMY_CLAIM_IDLE_MS": "500",
+            "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
+            "PYTHONUNBUFFERED": "1",
+        }
+        log = self.tmp / f"{consumer}.log"
+        out = log.open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli.main", command],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        service = Service(consumer, port, proc, log, out)
+        self.services.append(service)
+        return service
+
+    def stop_all(self) -> None:
+        for service in self.services:
+            if service.proc.poll() is None:
+                service.proc.kill()
+                service.proc.wait()
+            service.out.close()
+
+
+@pytest.fixture
+async def deployment(redis_url: str, tmp_path: Path) -> AsyncIterator[Deployment]:
+    prefix = f"p{uuid.uuid4().hex[:10]}:"
+    built = Deployment(redis_url, prefix, tmp_path)
+    try:
+        yield built
+    finally:
+        built.stop_all()
+        client = aioredis.Redis.from_url(redis_url)
+        try:
+            await delete_prefixed(client, prefix)
+        finally:
+            await client.aclose()
+
+
+async def http_get(session: aiohttp.ClientSession, service: Service, path: str) -> tuple[int, str]:
+    async with session.get(f"http://127.0.0.1:{service.port}{path}") as response:
+        return response.status, await response.text()
+
+
+async def wait_ready(session: aiohttp.ClientSession, service: Service, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if service.proc.poll() is not None:
+            raise AssertionError(f"{service.name} exited: {service.log.read_text()[-2000:]}")
+        try:
+            status, _ = await http_get(session, service, "/readyz")
+            if status == 200:
+                return
+        except aiohttp.ClientError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{service.name} not ready: {service.log.read_text()[-2000:]}")
+        await asyncio.sleep(0.05)
+
+
+def metric_total(text: str, name: str) -> float:
+    """The sum of a metric's samples in a /metrics text."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+async def consumer_pending(client: Any, keys: Keys, consumer: str) -> int:
+    total = 0
+    for partition in range(PARTITIONS):
+        summary = await client.xpending(keys.command_stream(partition), REFEREES)
+        for row in summary.get("consumers") or []:
+            if row["name"] in (consumer, consumer.encode()):
+                total += int(row["pending"])
+    return total
+
+
+async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Deployment) -> None:
+    referees = [deployment.start("referee", f"referee-{n}") for n in range(2)]
+    scoring = deployment.start("scoring", "scoring-0")
+    client = aioredis.Redis.from_url(deployment.url)
+    keys = Keys(deployment.prefix)
+    requester = Requester(Bus(client, keys, PARTITIONS), f"driver-{uuid.uuid4().hex[:6]}")
+    games = GameLog(RedisEventStore(client, deployment.prefix))
+    try:
+        async with aiohttp.ClientSession() as session:
+            for service in (*referees, scoring):
+                await wait_ready(session, service)
+            game_id = await create_game(requester, "robbers", 3, {"match_rounds": 2})
+            bots = ["greedy", "random", "greedy"]
+            driving = asyncio.create_task(drive(requester, games, game_id, bots, seed=7))
+
+            # Mid-game, freeze the referee that has done more so far until a command of the
+            # game is in its hands (read, not acknowledged), then kill it.
+            await _until(lambda: _version_at_least(games, game_id, 30), 60)
+            counts = []
+            for service in referees:
+                _, text = await http_get(session, service, "/metrics")
+                counts.append(metric_total(text, "referee_commands_total"))
+            victim, survivor = referees if counts[0] >= counts[1] else referees[::-1]
+            victim.proc.send_signal(signal.SIGSTOP)
+            try:
+                await _until(lambda: _has_pending(client, keys, victim.name), 10)
+            finally:
+                victim.proc.send_signal(signal.SIGKILL)
+            victim.proc.wait(5)
+            killed_at = (await games.load(game_id, fresh=True)).state
+            assert killed_at.status != "finished"
+
+            driven = await asyncio.wait_for(driving, 120)
+
+            # The survivor took over the dead referee's pending commands.
+            await _until(lambda: _no_pending(client, keys), 10)
+            _, text = await http_get(session, survivor, "/metrics")
+            assert metric_total(text, "referee_commands_total") > 0
+            assert metric_total(text, "referee_claimed_total") >= 1
+            status, _ = await http_get(session, scoring, "/healthz")
+            assert status == 200
+
+        events = await games.store.read(game_id)
+        assert verify_chain(events) is None
+        assert [e.version for e in events] == list(range(1, len(events) + 1))
+        state = fold_stored(events).state
+        assert state.status == "finished" and state.winners
+        types = [e.type for e in events]
+        assert types[-2:] == ["MatchEnded", "SeedRevealed"]
+        assert types.count("RoundEnded") == types.count("ScoresRecorded") >= 2  # + tie-breaks
+
+        # Every command applied once: its events are one contiguous append, and each answer
+        # names the version and head that append produced.
+        versions: dict[str, list[int]] = defaultdict(list)
+        for event in events:
+            if event.command_id is not None:
+                versions[event.command_id].append(event.version)
+        for cid, got in versions.items():
+            assert got == list(range(got[0], got[0] + len(got))), (cid, got)
+        sent = dict(driven.sent)
+        assert len(sent) == len(driven.sent)
+        applied = {cid for cid, a in driven.sent if a["status"] in ("accepted", "rejected")}
+        assert applied == set(sent)
+        assert {cid for cid in versions if cid in sent} == applied
+        accepted = [a for a in driven.answers if a["status"] == "accepted"]
+        assert len(accepted) == len({cid for cid, a in driven.sent if a["status"] == "accepted"})
+        for cid, answer in driven.sent:
+            last = events[versions[cid][-1] - 1]
+            assert (answer["version"], answer["head"]) == (last.version, last.hash), cid
+            if answer["status"] == "rejected":
+                assert [events[v - 1].type for v in versions[cid]] == ["CommandRejected"]
+
+        logged = [line for line in survivor.log_lines() if line.get("event") == "command"]
+        assert logged and {"game", "command", "outcome", "ms", "level"} <= set(logged[-1])
+
+        # SIGTERM: the others drain and exit 0 within the deadline.
+        for service in (survivor, scoring):
+            service.proc.send_signal(signal.SIGTERM)
+        for service in (survivor, scoring):
+            code = service.proc.wait(DRAIN_SECONDS + 5)
+            assert code == 0, service.log.read_text()[-2000:]
+        assert victim.proc.returncode == -signal.SIGKILL
+    finally:
+        await requester.close()
+        await client.aclose()
+
+
+async def _until(what: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not await what():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {timeout} s")
+        await asyncio.sleep(0.005)
+
+
+async def _version_at_least(games: GameLog, game_id: str, version: int) -> bool:
+    return (await games.store.version(game_id))[0] >= version
+
+
+async def _has_pending(client: Any, keys: Keys, consumer: str) -> bool:
+    return await consumer_pending(client, keys, consumer) > 0
+
+
+async def _no_pending(client: Any, keys: Keys) -> bool:
+    for partition in range(PARTITIONS):
+        summary = await client.xpending(keys.command_stream(partition), REFEREES)
+        if int(summary["pending"]):
+            return False
+    return True

@@ -1,0 +1,119 @@
+"""Scoring never misses a round end: not when it was down, not when the feed entry was trimmed;
+and bad or failing feed entries neither stop it nor stay pending forever."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from services.scoring.scoring import Scoring
+from shared.infra.bus import SCORING, partition_of
+from shared.infra.keys import awaiting_member
+from tests.services.conftest import Stack, settled
+from tests.services.driver import create_game, drive
+
+
+async def types_of(stack: Stack, game_id: str) -> Counter[str]:
+    return Counter(e.type for e in await stack.games.store.read(game_id))
+
+
+async def test_a_round_that_ended_while_scoring_was_down_is_scored_by_the_sweep(
+    stack: Stack,
+) -> None:
+    await stack.stop(stack.scoring)
+    game_id = await create_game(stack.requester, "robbers", 3, {"match_rounds": 2})
+    await drive(
+        stack.requester,
+        stack.games,
+        game_id,
+        ["greedy"] * 3,
+        until=lambda state: state.phase == "scoring",
+    )
+    awaiting = stack.keys.awaiting_scores()
+    assert await stack.client.smembers(awaiting) == {awaiting_member(game_id, 1).encode()}
+    # The news of the round's end is gone (trimmed) before scoring comes back.
+    feed = stack.keys.feed(partition_of(game_id, stack.settings.partitions))
+    await stack.client.xtrim(feed, maxlen=0, approximate=False)
+    assert (await types_of(stack, game_id))["ScoresRecorded"] == 0
+
+    revived = stack.start_scoring("scoring-2", sweep_seconds=0.2)
+    await stack.until(lambda: _scored(stack, game_id, 1))
+    await stack.until(lambda: _is_empty(stack.client.smembers(awaiting)))
+    driven = await drive(stack.requester, stack.games, game_id, ["greedy"] * 3)
+    assert driven.commands > 0
+    types = await types_of(stack, game_id)
+    assert types["RoundEnded"] == types["ScoresRecorded"] == 2
+    assert types["MatchEnded"] == 1
+    await stack.until(lambda: _is_empty(stack.client.smembers(awaiting)))
+
+    # The sweep forgets rounds long carried on (a redelivered command announces its RoundEnded
+    # again) and members that are not rounds at all; it keeps a round still waiting.
+    waiting = await create_game(stack.requester, "robbers-classic", 2)
+    await stack.stop(revived)
+    await drive(
+        stack.requester,
+        stack.games,
+        waiting,
+        ["greedy"] * 2,
+        until=lambda state: state.phase == "scoring",
+    )
+    stale = [awaiting_member(game_id, 1), awaiting_member(game_id, 2), "junk", "a{b}|1", "g|x"]
+    await stack.client.sadd(awaiting, *stale)
+    scorer = Scoring(stack.client, stack.settings)
+    assert await scorer.sweep() == 1  # scored now; the next deal is asked for
+    assert await stack.client.smembers(awaiting) == {awaiting_member(waiting, 1).encode()}
+    await stack.until(lambda: _finished(stack, waiting))
+    assert await scorer.sweep() == 0
+    assert await stack.client.smembers(awaiting) == set()
+    assert (await types_of(stack, waiting))["ScoresRecorded"] == 1
+
+
+async def test_bad_and_failing_feed_entries_are_acknowledged(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: Counter[str] = Counter()
+    catch_up = Scoring.catch_up
+
+    async def failing(self: Scoring, game_id: str) -> Any:
+        if game_id.startswith("poison"):
+            calls[game_id] += 1
+            raise RuntimeError("poisoned")
+        return await catch_up(self, game_id)
+
+    monkeypatch.setattr(Scoring, "catch_up", failing)
+    feed = stack.keys.feed(0)
+    for doc in (
+        b"\xff junk",
+        b"[1]",
+        json.dumps({"game": "a{b}", "types": ["RoundEnded"]}).encode(),
+        json.dumps({"game": 5, "types": "RoundEnded"}).encode(),
+        json.dumps({"game": "g1", "types": [["RoundEnded"], {"a": 1}]}).encode(),
+        json.dumps({"game": "poison-1", "types": ["RoundEnded"]}).encode(),
+        json.dumps({"game": "no-such-game", "types": ["RoundEnded"]}).encode(),
+    ):
+        await stack.client.xadd(feed, {b"c": doc})
+    await stack.until(lambda: settled(stack.client, feed, SCORING), timeout=15)
+    assert calls == {"poison-1": stack.settings.max_deliveries}
+    registry = stack.scoring.registry
+    assert registry.get_sample_value("scoring_given_up_total") == 1
+    assert registry.get_sample_value("scoring_feed_entries_total") == 6
+    # And it goes on scoring.
+    game_id = await create_game(stack.requester, "robbers-classic", 2)
+    await drive(stack.requester, stack.games, game_id, ["greedy", "random"])
+    types = await types_of(stack, game_id)
+    assert types["RoundEnded"] == types["ScoresRecorded"] >= 1
+
+
+async def _scored(stack: Stack, game_id: str, rounds: int) -> bool:
+    return (await types_of(stack, game_id))["ScoresRecorded"] >= rounds
+
+
+async def _finished(stack: Stack, game_id: str) -> bool:
+    return (await stack.games.load(game_id, fresh=True)).state.status == "finished"
+
+
+async def _is_empty(members: Any) -> bool:
+    return not await members
