@@ -120,13 +120,17 @@ class Scoring:
         loops.append(asyncio.create_task(self._sweep_loop()))
         try:
             await self.stopping.wait()
+            # Drain: each loop finishes the entry in hand and stops (a read blocks at most 1 s).
+            await asyncio.wait(loops, timeout=self.settings.drain_seconds)
         finally:
             self.running = False
             for task in loops:
                 task.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
+            self.log.info("scoring stopped")
 
     def stop(self) -> None:
+        """Stop reading the feed (the entries in hand finish, within the drain deadline)."""
         self.stopping.set()
 
     async def _follow(self, partition: int) -> None:
@@ -149,7 +153,11 @@ class Scoring:
                         continue
                     start = _text(entries[-1][0])  # the history goes on after the last one
                 for entry_id, fields in entries:
+                    if self.stopping.is_set():
+                        break  # unacknowledged: this consumer reads it again, or a peer claims it
                     await self._attempt(stream, entry_id, fields)
+                if self.stopping.is_set():
+                    break
                 claimed = await self.client.xautoclaim(
                     stream,
                     SCORING,
