@@ -13,6 +13,8 @@ from shared.core.cards import CardError, parse_card, parse_cards
 from shared.core.events import Cards, Melds
 
 MAX_LAYOUT_MELDS = 60
+MAX_MELD_CARDS = 13  # the longest run; a set is at most 4
+MAX_LAYOUT_CARDS = 2 * 52 + 8  # every card of the largest deck
 MAX_NAME = 40
 MAX_SEED = 128
 
@@ -126,10 +128,19 @@ def _layout(value: object) -> Melds:
         raise CommandError("layout", "layout must be a list of melds, each a list of cards")
     if len(value) > MAX_LAYOUT_MELDS:
         raise CommandError("layout", f"layout has {len(value)} melds; at most {MAX_LAYOUT_MELDS}")
+    for i, meld in enumerate(value):
+        if isinstance(meld, list) and len(meld) > MAX_MELD_CARDS:
+            raise CommandError(
+                "layout", f"layout[{i}] has {len(meld)} cards; a meld has at most {MAX_MELD_CARDS}"
+            )
     try:
-        return tuple(tuple(parse_cards(m, f"layout[{i}]")) for i, m in enumerate(value))
+        layout = tuple(tuple(parse_cards(m, f"layout[{i}]")) for i, m in enumerate(value))
     except CardError as err:
         raise CommandError("layout", str(err)) from None
+    total = sum(len(m) for m in layout)
+    if total > MAX_LAYOUT_CARDS:
+        raise CommandError("layout", f"layout has {total} cards; at most {MAX_LAYOUT_CARDS}")
+    return layout
 
 
 def seat_command(kind: object, seat: int, body: dict[str, Any]) -> Command:
