@@ -36,8 +36,9 @@ def rules_of(doc: dict[str, Any]) -> RuleSet:
     """The rule set named by ``rules`` with ``options`` applied."""
     if "rules" not in doc:
         raise InputError("missing field 'rules' (one of 'robbers', 'robbers-classic', 'rummikub')")
+    options = doc.get("options")
     try:
-        return rule_set(doc["rules"], doc.get("options") or {})
+        return rule_set(doc["rules"], {} if options is None else options)
     except RuleSetError as err:
         raise InputError(str(err)) from None
 

@@ -224,20 +224,33 @@ def _redemptions(
     after: dict[tuple[int, ...], int] = {}
     for key in changed:
         after[key] = after.get(key, 0) + 1
-    count = 0
+    swaps: list[list[tuple[int, tuple[int, ...]]]] = []  # per joker meld: (card, swapped meld)
     for meld in removed:
         if JOKER not in meld:
             continue
         without = list(meld)
         without.remove(JOKER)
-        for card in sorted(joker_stands_for(meld, rules)):
-            swapped = tuple(sorted([*without, card]))
-            if pool.get(card, 0) > 0 and after.get(swapped, 0) > 0:
-                pool[card] -= 1
-                after[swapped] -= 1
-                count += 1
+        options = [(c, tuple(sorted([*without, c]))) for c in joker_stands_for(meld, rules)]
+        swaps.append([(c, key) for c, key in options if pool.get(c, 0) and after.get(key, 0)])
+
+    def most(index: int) -> int:
+        """The largest number of swaps from ``swaps[index:]`` that fit together (a greedy pick
+        would depend on the order of the table's melds)."""
+        if index == len(swaps):
+            return 0
+        found = most(index + 1)
+        for card, key in swaps[index]:
+            if found == len(swaps) - index:
                 break
-    return count
+            if pool[card] > 0 and after[key] > 0:
+                pool[card] -= 1
+                after[key] -= 1
+                found = max(found, 1 + most(index + 1))
+                pool[card] += 1
+                after[key] += 1
+        return found
+
+    return most(0)
 
 
 def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:
