@@ -382,6 +382,12 @@ def _timeout(state: GameState, cmd: Timeout, ctx: Context) -> Decision:
         values = card_values(rules.point_values if rules.point_values != "none" else "tiles")
         choices = [c for c in hand if c != turn.taken or hand.count(c) > 1]
         worst = max(choices, key=lambda c: (c != JOKER, values[c] if c != JOKER else 0))
+        if len(hand) == 1:  # discarding the last card goes out, as in ``_discard``
+            return [
+                *events,
+                CardDiscarded(seat, worst),
+                _round_end(state, "out", seat, state.last_player),
+            ]
         return [*events, CardDiscarded(seat, worst), *_end_turn(state, seat, ctx)]
     if turn.drawn or (turn.placed and rules.turn_shape == "place_draw_place"):
         return events + _end_turn(state, seat, ctx)

@@ -1,0 +1,1 @@
+"""Engine tests: decide/evolve scenarios, views, self-play invariants and golden games."""
