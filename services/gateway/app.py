@@ -452,6 +452,9 @@ def make_app(client: Any, settings: Settings) -> web.Application:
     app.router.add_post("/api/games/{game_id}/commands", send_command)
     app.router.add_get("/api/games/{game_id}/events", list_events)
     app.router.add_get("/api/games/{game_id}/ws", websocket)
+    from services.gateway import replay_routes  # here: it reads GATEWAY from this module
+
+    replay_routes.add_routes(app)
     app.router.add_get("/openapi.json", openapi)
     app.router.add_get("/", index)
     health_routes(app, gateway.metrics.registry, gateway.ready)

@@ -20,6 +20,12 @@ COMMANDS: dict[str, str] = {
     "gateway": "services.gateway.main",
     "serve": "services.serve",
     "loadtest": "shared.cli.loadtest",
+    "replay": "shared.cli.audit",
+    "audit": "shared.cli.audit",
+    "export": "shared.cli.audit",
+    "verify": "shared.cli.audit",
+    "import": "shared.cli.audit",
+    "rebuild": "shared.cli.audit",
 }
 
 

@@ -1,0 +1,107 @@
+"""The gateway's replay and export routes (``add_routes(app)`` from ``make_app``).
+
+``GET /api/games/{id}/replay?turn=N`` (or ``?version=V``): one turn before and after, every
+command in it re-judged (``shared.audit.replay``). While the game is live it is shown from the
+requester's point of view: a seat token sees its own hand only, no token or the host token what a
+spectator sees, and nobody the stock order or another seat's rejected layout. Once the game has
+ended (or to the operator token) everything is shown.
+
+``GET /api/games/{id}/export``: the game record (``docs/record-format.md``) as JSON lines, once
+the game has ended, to anyone; at any time with ``Authorization: Bearer <operator token>`` when
+the server has one (``RUMMY_OPERATOR_TOKEN``). While a game is live anyone else gets 409
+``not_finished``: a seat can only keep receipts until then.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from aiohttp import web
+
+from services.gateway.errors import ApiError
+
+
+def _gateway(request: web.Request) -> Any:
+    from services.gateway.app import GATEWAY  # not at the top: app.py imports this module
+
+    return request.app[GATEWAY]
+
+
+def _bearer(request: web.Request) -> str:
+    header = request.headers.get("Authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else ""
+
+
+def is_operator(request: web.Request, operator_token: str) -> bool:
+    """Whether the request carries the server's operator token (never true when none is set)."""
+    token = _bearer(request)
+    return bool(operator_token) and bool(token) and hmac.compare_digest(token, operator_token)
+
+
+def _number(request: web.Request, name: str) -> int | None:
+    text = request.query.get(name)
+    if text is None:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ApiError(422, "bad_request", f"{name} must be a whole number from 1, got {text!r}")
+    return int(text)
+
+
+async def _stored(gw: Any, game_id: str) -> tuple[Any, list[Any]]:
+    """The game's state (404 if none) and its stored events."""
+    loaded = await gw.load(game_id)
+    events = await gw.games.store.read(game_id)
+    return loaded, events
+
+
+async def replay_turn(request: web.Request) -> web.Response:
+    from shared.audit.replay import SPECTATOR, ReplayError, replay
+
+    gw = _gateway(request)
+    game_id = request.match_info["game_id"]
+    turn, version = _number(request, "turn"), _number(request, "version")
+    if (turn is None) == (version is None):
+        raise ApiError(422, "bad_request", "give either ?turn=N or ?version=V")
+    loaded, events = await _stored(gw, game_id)
+    viewer: Any = None  # everything: a finished game, or the operator
+    if loaded.state.status != "finished" and not is_operator(request, gw.settings.operator_token):
+        role = await gw.viewer(request, game_id, required=False)
+        viewer = int(role) if role is not None and role.isdigit() else SPECTATOR
+    try:
+        body = replay(events, turn=turn, version=version, viewer=viewer)
+    except ReplayError as err:
+        raise ApiError(404, "not_found", str(err)) from None
+    return web.json_response(body | {"head": {"version": loaded.version, "hash": loaded.head}})
+
+
+async def export_game(request: web.Request) -> web.Response:
+    from shared.audit.record import MEDIA_TYPE, RecordError, build_record, dumps
+
+    gw = _gateway(request)
+    game_id = request.match_info["game_id"]
+    loaded, events = await _stored(gw, game_id)
+    operator = is_operator(request, gw.settings.operator_token)
+    if loaded.state.status != "finished" and not operator:
+        raise ApiError(
+            409,
+            "not_finished",
+            "the game record is available once the game has ended; until then keep the "
+            "receipts (version and head) of your views and answers",
+        )
+    try:
+        text = dumps(build_record(events))
+    except RecordError as err:
+        raise ApiError(500, "bad_request", f"the game cannot be exported: {err}") from None
+    return web.Response(
+        text=text,
+        content_type=MEDIA_TYPE,
+        charset="utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{game_id}.rrec"'},
+    )
+
+
+def add_routes(app: web.Application) -> None:
+    """Add the replay and export routes."""
+    app.router.add_get("/api/games/{game_id}/replay", replay_turn)
+    app.router.add_get("/api/games/{game_id}/export", export_game)
