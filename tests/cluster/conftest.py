@@ -1,0 +1,208 @@
+"""A real Redis Cluster on loopback for the cluster tests: three masters (no replicas), each a
+``redis-server --cluster-enabled yes`` on a spare port with its files in a temporary directory,
+assembled with ``redis-cli --cluster create``. Stopped (and its files removed) at the end.
+
+Skipped, saying why, only when ``redis-server`` or ``redis-cli`` is not on the PATH (``.ci/run``
+installs both).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import redis
+
+NODES = 3
+
+
+def free_port() -> int:
+    """A free port whose cluster bus port (+10000) is free too."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair for a Redis Cluster node")
+
+
+@dataclass
+class Cluster:
+    """The running cluster: its nodes' ports and how to ask each one directly."""
+
+    ports: list[int]
+    workdir: Path
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        """A seed node's URL: the cluster client discovers the others from it."""
+        return f"redis://127.0.0.1:{self.ports[0]}/0"
+
+    def node(self, port: int) -> redis.Redis:
+        """A plain (non-cluster) client of one node: it sees MOVED instead of following it."""
+        return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+
+    def slot_owners(self) -> dict[int, int]:
+        """Slot -> the port of the master that serves it (from CLUSTER SLOTS)."""
+        with self.node(self.ports[0]) as node:
+            ranges = node.execute_command("CLUSTER", "SLOTS")
+        owners: dict[int, int] = {}
+        for start, end, master, *_ in _slot_ranges(ranges):
+            for slot in range(start, end + 1):
+                owners[slot] = master
+        return owners
+
+    def keyslot(self, key: str) -> int:
+        with self.node(self.ports[0]) as node:
+            return int(node.execute_command("CLUSTER", "KEYSLOT", key))
+
+    def node_id(self, port: int) -> str:
+        with self.node(port) as node:
+            raw = node.execute_command("CLUSTER", "MYID")
+        return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+    def keys_on(self, port: int, pattern: str) -> list[str]:
+        """The keys one node itself holds (SCAN is per node)."""
+        with self.node(port) as node:
+            return sorted(k.decode() for k in node.scan_iter(match=pattern, count=1000))
+
+
+def _slot_ranges(reply: object) -> list[tuple[int, int, int]]:
+    """CLUSTER SLOTS as (first slot, last slot, master port), whatever shape redis-py gives."""
+    out: list[tuple[int, int, int]] = []
+    if isinstance(reply, dict):  # parsed: {(start, end): {"primary": (host, port), ...}}
+        for (start, end), info in reply.items():
+            out.append((int(start), int(end), int(info["primary"][1])))
+        return out
+    for row in reply:  # type: ignore[attr-defined]
+        out.append((int(row[0]), int(row[1]), int(row[2][1])))
+    return out
+
+
+def cluster_ok(port: int) -> bool:
+    """Whether a node says cluster_state:ok and knows all the masters."""
+    with redis.Redis(host="127.0.0.1", port=port, socket_timeout=2) as node:
+        info = node.execute_command("CLUSTER", "INFO")
+        text = info.decode() if isinstance(info, bytes) else str(info)
+        if isinstance(info, dict):
+            text = "\n".join(f"{k}:{v}" for k, v in info.items())
+        return "cluster_state:ok" in text and f"cluster_known_nodes:{NODES}" in text
+
+
+def start_cluster(workdir: Path) -> Cluster:
+    """Start ``NODES`` masters, assemble them, wait until every node says ok."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if server is None or cli is None:
+        pytest.skip(
+            "redis-server and redis-cli are needed for a real Redis Cluster "
+            "(Debian package redis-server; .ci/run installs it)"
+        )
+    ports: list[int] = []
+    while len(ports) < NODES:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    cluster = Cluster(ports, workdir)
+    try:
+        for port in ports:
+            log = (workdir / f"redis-{port}.log").open("wb")
+            cluster.procs.append(
+                subprocess.Popen(
+                    [
+                        server,
+                        "--port",
+                        str(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        str(workdir / f"nodes-{port}.conf"),
+                        "--cluster-node-timeout",
+                        "5000",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no",
+                        "--dir",
+                        str(workdir),
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            log.close()
+        deadline = time.monotonic() + 15
+        for port, proc in zip(ports, cluster.procs, strict=True):
+            while True:
+                try:
+                    with cluster.node(port) as node:
+                        node.ping()
+                    break
+                except redis.ConnectionError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"redis-server on port {port} did not start") from None
+                    time.sleep(0.02)
+        created = subprocess.run(
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if created.returncode != 0:
+            raise RuntimeError(
+                f"redis-cli --cluster create failed:\n{created.stdout}{created.stderr}"
+            )
+        deadline = time.monotonic() + 30
+        while not all(cluster_ok(p) for p in ports):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.05)
+        return cluster
+    except BaseException:
+        stop_cluster(cluster)
+        raise
+
+
+def stop_cluster(cluster: Cluster) -> None:
+    for proc in cluster.procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in cluster.procs:
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Three masters on loopback, for this module; stopped at its end."""
+    started = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        yield started
+    finally:
+        stop_cluster(started)
