@@ -2,7 +2,7 @@
 the referees, and serves each viewer exactly what that viewer may see. It never judges rules.
 
 ``make_app(client, settings)`` is the app factory; resources live in ``cleanup_ctx`` and every
-WebSocket is closed with GOING_AWAY on shutdown.
+WebSocket is closed with GOING_AWAY in ``on_shutdown`` (before the server waits for handlers).
 """
 
 from __future__ import annotations
@@ -96,10 +96,7 @@ class Gateway:
     async def viewer(self, request: web.Request, game_id: str, required: bool) -> str | None:
         """The role of the request's bearer token: ``"host"``, a seat number as text, or None
         (no token). An unknown token is a 401; a missing one too where ``required``."""
-        header = request.headers.get("Authorization", "")
-        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-        if not token:
-            token = request.query.get("token", "")
+        token = _token(request)
         if not token:
             if required:
                 raise ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'")
@@ -107,9 +104,14 @@ class Gateway:
         role = await self.tokens.role(game_id, token)
         if role is None:
             raise ApiError(401, "unauthorized", "this token is not a token of this game")
-        if not self.limiter.allow(token):
-            raise ApiError(429, "rate_limited", "too many requests for this token")
         return role
+
+    def limit(self, token: str) -> None:
+        """The per-token command rate (``rate_per_second``, bursts of twice that): a 429 when
+        a token sends commands faster. Reads are not limited (anyone may read a spectator
+        view without a token anyway)."""
+        if not self.limiter.allow(token):
+            raise ApiError(429, "rate_limited", "too many commands for this token; slow down")
 
     def view(self, loaded: Loaded, seat: int | None) -> dict[str, Any]:
         """A viewer's view with the chain head (its receipt)."""
@@ -151,15 +153,17 @@ class Gateway:
         code = answer.get("code") or "bad_request"
         return status_for(code), error_body(code, answer.get("message") or code, **receipt)
 
-    async def push(self, watcher: Watcher) -> None:
-        """Send a watcher its current view (and the events it missed)."""
+    async def push(self, watcher: Watcher, force: bool = False) -> None:
+        """Send a watcher its current view (and the events it missed). ``force``: send the view
+        even if the watcher has seen this version (a socket's first view, a resync)."""
         async with watcher.lock:
             loaded = await self.games.load(watcher.game_id, fresh=True)
-            if loaded.version <= watcher.sent_version:
+            if loaded.version <= watcher.sent_version and not force:
                 return
-            if watcher.sent_version or watcher.catch_up:
+            after = min(watcher.sent_version, loaded.version)
+            if (after or watcher.catch_up) and after < loaded.version:
                 finished = loaded.state.status == "finished"
-                stored = await self.games.store.read(watcher.game_id, after=watcher.sent_version)
+                stored = await self.games.store.read(watcher.game_id, after=after)
                 events = [_event_for(s, watcher.viewer, finished) for s in stored]
                 await watcher.ws.send_json({"type": "events", "events": events})
             await watcher.ws.send_json({"type": "view", "view": self.view(loaded, watcher.viewer)})
@@ -186,6 +190,20 @@ def _event_for(stored: Any, viewer: int | None, finished: bool) -> dict[str, Any
 
 
 GATEWAY = web.AppKey("gateway", Gateway)
+
+
+def _token(request: web.Request) -> str:
+    """The request's bearer token (header, else the ``token`` query parameter), or ""."""
+    header = request.headers.get("Authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    return token or request.query.get("token", "")
+
+
+def _whole_number(text: str, name: str, maximum: int = 10**12) -> int:
+    """A query parameter that must be a whole number (ASCII digits, at most ``maximum``)."""
+    if not (text.isascii() and text.isdigit()) or int(text) > maximum:
+        raise ApiError(422, "bad_request", f"{name} must be a whole number up to {maximum}")
+    return int(text)
 
 
 def _seat(role: str | None) -> int | None:
@@ -245,11 +263,11 @@ async def list_games(request: web.Request) -> web.Response:
     status = request.query.get("status", "waiting")
     if status not in STATUSES:
         raise ApiError(422, "bad_request", f"status must be one of {', '.join(STATUSES)}")
-    cursor_text = request.query.get("cursor", "0")
-    limit_text = request.query.get("limit", str(PAGE))
-    if not cursor_text.isdigit() or not limit_text.isdigit() or not 0 < int(limit_text) <= 200:
-        raise ApiError(422, "bad_request", "cursor must be a number; limit 1-200")
-    return web.json_response(await gw.lobby.page(status, int(cursor_text), int(limit_text)))
+    cursor = _whole_number(request.query.get("cursor", "0"), "cursor", 10**9)
+    limit = _whole_number(request.query.get("limit", str(PAGE)), "limit", 200)
+    if limit == 0:
+        raise ApiError(422, "bad_request", "limit must be 1-200")
+    return web.json_response(await gw.lobby.page(status, cursor, limit))
 
 
 async def get_game(request: web.Request) -> web.Response:
@@ -304,6 +322,7 @@ async def send_command(request: web.Request) -> web.Response:
     seat = _seat(role)
     if seat is None:
         raise ApiError(403, "forbidden", "the host token is not a seat; take a seat to play")
+    gw.limit(_token(request))
     status, answer = await gw.submit(game_id, seat, await _json_body(request))
     return web.json_response(answer, status=status)
 
@@ -313,11 +332,9 @@ async def list_events(request: web.Request) -> web.Response:
     game_id = request.match_info["game_id"]
     loaded = await gw.load(game_id)
     seat = _seat(await gw.viewer(request, game_id, required=False))
-    after_text = request.query.get("after", "0")
-    if not after_text.isdigit():
-        raise ApiError(422, "bad_request", "after must be a version number")
+    after = min(_whole_number(request.query.get("after", "0"), "after"), loaded.version)
     finished = loaded.state.status == "finished"
-    stored = await gw.games.store.read(game_id, after=int(after_text), limit=EVENTS_PAGE)
+    stored = await gw.games.store.read(game_id, after=after, limit=EVENTS_PAGE)
     events = [_event_for(s, seat, finished) for s in stored]
     return web.json_response({"events": events, "version": loaded.version, "head": loaded.head})
 
@@ -328,15 +345,17 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     await gw.load(game_id)
     _check_origin(request, gw.settings)
     role = await gw.viewer(request, game_id, required=False)
+    after_text = request.query.get("after")
+    after = _whole_number(after_text, "after") if after_text is not None else 0
     ws = web.WebSocketResponse(heartbeat=20, max_msg_size=gw.settings.max_body_bytes)
     await ws.prepare(request)
-    after = request.query.get("after", "")
-    watcher = Watcher(ws, game_id, _seat(role), int(after) if after.isdigit() else 0)
-    watcher.catch_up = after.isdigit()
+    watcher = Watcher(ws, game_id, _seat(role), after)
+    watcher.token = _token(request) if role is not None else ""
+    watcher.catch_up = after_text is not None
     gw.hub.add(watcher)
     gw.metrics.sockets.inc()
     try:
-        await gw.push(watcher)
+        await gw.push(watcher, force=True)
         async for message in ws:
             if message.type != WSMsgType.TEXT:
                 continue
@@ -363,18 +382,24 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
             await ws.send_json({"type": "error", **error_body("unauthorized", "unknown token")})
             return
         watcher.viewer = _seat(role)
+        watcher.token = str(body["token"])
         watcher.sent_version = 0
-        await gw.push(watcher)
+        await gw.push(watcher, force=True)
         return
     if body.get("type") == "sync":
         after = body.get("after", 0)
-        watcher.sent_version = after if isinstance(after, int) and after >= 0 else 0
+        ok = isinstance(after, int) and not isinstance(after, bool) and after >= 0
+        watcher.sent_version = after if ok else 0
         watcher.catch_up = True
-        await gw.push(watcher)
+        await gw.push(watcher, force=True)
         return
     if watcher.viewer is None:
         answer = error_body("forbidden", "authenticate with a seat token to send commands")
         await ws.send_json({"type": "answer", "id": body.get("id"), "status": 403, "body": answer})
+        return
+    if not gw.limiter.allow(watcher.token):  # the same per-token limit as over HTTP
+        answer = error_body("rate_limited", "too many commands for this token; slow down")
+        await ws.send_json({"type": "answer", "id": body.get("id"), "status": 429, "body": answer})
         return
     status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
     await ws.send_json({"type": "answer", "id": body.get("id"), "status": status, "body": answer})
@@ -424,6 +449,17 @@ async def errors_and_metrics(
     except web.HTTPMethodNotAllowed as err:
         status = 405
         return error(405, "bad_request", f"method {err.method} not allowed here")
+    except web.HTTPException as err:
+        # Raised by aiohttp itself (e.g. a plain GET on the WebSocket route): published shape.
+        status = err.status_code
+        if status < 400:
+            raise
+        code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(status, "bad_request")
+        return error(status, code, err.text or err.reason)
+    except Exception:
+        status = 500
+        gw.log.exception("request failed", path=request.path, method=request.method)
+        return error(500, "internal", "the server failed to answer; retrying may help")
     finally:
         gw.metrics.requests.labels(name, str(status)).inc()
         gw.metrics.latency.labels(name).observe(time.perf_counter() - started)
@@ -438,12 +474,17 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     await gw.requester.close()
 
 
+async def _going_away(app: web.Application) -> None:
+    await app[GATEWAY].hub.close_sockets()
+
+
 def make_app(client: Any, settings: Settings) -> web.Application:
     """The gateway's aiohttp application over ``client``."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[errors_and_metrics])
     gateway = Gateway(client, settings)
     app[GATEWAY] = gateway
     app.cleanup_ctx.append(_lifecycle)
+    app.on_shutdown.append(_going_away)
     app.router.add_post("/api/games", create_game)
     app.router.add_get("/api/games", list_games)
     app.router.add_get("/api/games/{game_id}", get_game)

@@ -24,6 +24,7 @@ class Watcher:
     viewer: int | None
     sent_version: int = 0
     catch_up: bool = False  # send the events missed since ``sent_version``, not only the view
+    token: str = ""  # the token the viewer authenticated with (its commands count against it)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -59,16 +60,40 @@ class Hub:
         for stream in self.bus.feed_streams():
             self._tasks.append(asyncio.create_task(self._follow(stream)))
 
+    async def close_sockets(self) -> None:
+        """Close every socket with GOING_AWAY. Runs on the app's shutdown, before the server
+        waits for its handlers: a socket's handler only returns once the socket is closed."""
+        sockets = list(self.sockets)
+        await asyncio.gather(
+            *(
+                ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+                for ws in sockets
+            ),
+            return_exceptions=True,
+        )
+
     async def stop(self) -> None:
-        """Stop following and close every socket with GOING_AWAY."""
+        """Stop following (and close any socket still open with GOING_AWAY)."""
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        for ws in list(self.sockets):
-            await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
+        await self.close_sockets()
+
+    async def _tail(self, stream: str) -> str | bytes:
+        """The id of the stream's latest entry ("0-0" if none): where following starts. (Not
+        "$" in the loop: news added between two blocking reads would be skipped.)"""
+        while True:
+            try:
+                newest = await self.bus.client.xrevrange(stream, count=1)
+                return newest[0][0] if newest else "0-0"
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("reading the feed failed; retrying", error=str(err))
+                await asyncio.sleep(0.5)
 
     async def _follow(self, stream: str) -> None:
-        last: str | bytes = "$"
+        last = await self._tail(stream)
         while True:
             try:
                 reply = await self.bus.client.xread({stream: last}, count=500, block=1000)
@@ -89,7 +114,12 @@ class Hub:
                     types = list(latest.get(game, (0, []))[1]) + list(doc.get("types", []))
                     latest[game] = (max(version, latest.get(game, (0, []))[0]), types)
             for game, (version, types) in latest.items():
-                await self.on_news(game, version, types)
+                # One game's trouble (say Redis hiccups while loading it) must not end the
+                # follower: every later change on this partition would go unpushed.
+                try:
+                    await self.on_news(game, version, types)
+                except Exception as err:
+                    self.log.warning("keeping the lobby failed", game=game, error=str(err))
                 await self.wake(game, version)
 
     async def wake(self, game_id: str, version: int) -> None:
@@ -98,9 +128,11 @@ class Hub:
             if watcher.sent_version < version and not watcher.ws.closed:
                 try:
                     await self.push(watcher)
-                except (ConnectionError, RuntimeError) as err:
+                except (ConnectionError, RuntimeError) as err:  # the socket is gone
                     self.log.info("dropping a watcher", game=game_id, error=str(err))
                     self.remove(watcher)
+                except Exception as err:  # e.g. Redis: the next change pushes again
+                    self.log.warning("pushing a view failed", game=game_id, error=str(err))
 
 
 def watcher_info(watcher: Watcher) -> dict[str, Any]:

@@ -1,0 +1,113 @@
+"""The operational endpoints: /healthz, /readyz, /metrics, /openapi.json, the landing page; and
+CORS (no cross-origin grant)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from services.gateway.errors import ERROR_CODES
+from tests.gateway.conftest import Stack
+
+# The routes of the contract (issue 6).
+CONTRACT = {
+    "/api/games",
+    "/api/games/{game_id}",
+    "/api/games/{game_id}/seats",
+    "/api/games/{game_id}/start",
+    "/api/games/{game_id}/commands",
+    "/api/games/{game_id}/events",
+    "/api/games/{game_id}/ws",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/openapi.json",
+}
+
+
+async def test_health_and_readiness(stack: Stack) -> None:
+    reply = await stack.api.call("GET", "/healthz")
+    assert reply.status == 200 and reply.body["status"] == "ok"
+    reply = await stack.api.call("GET", "/readyz")
+    assert reply.status == 200 and reply.body["status"] == "ready"
+    # Redis gone: still alive, no longer ready.
+    stack.redis.connection_pool.connection_kwargs["server"].connected = False
+    try:
+        assert (await stack.api.call("GET", "/healthz")).status == 200
+        reply = await stack.api.call("GET", "/readyz")
+        assert reply.status == 503 and reply.body["status"] == "not ready"
+    finally:
+        stack.redis.connection_pool.connection_kwargs["server"].connected = True
+    assert (await stack.api.call("GET", "/readyz")).status == 200
+
+
+async def test_metrics_count_requests_by_route_and_status(stack: Stack) -> None:
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2)
+    await api.view(game_id, tokens[0])
+    await api.call("GET", "/api/games/gnosuchgame0000")
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws")
+    await ws.receive()
+    reply = await api.call("GET", "/metrics")
+    assert reply.status == 200 and reply.headers["Content-Type"].startswith("text/plain")
+    text = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+    assert "gateway_requests_total" in text
+    assert re.search(r'gateway_requests_total\{route="/api/games",status="201"\} 1\.0', text)
+    assert re.search(
+        r'gateway_requests_total\{route="/api/games/\{game_id\}",status="404"\} 1\.0', text
+    )
+    assert re.search(r"gateway_websockets 1\.0", text)
+    assert "gateway_request_seconds_bucket" in text and "gateway_commands_total" in text
+    await ws.close()
+
+
+async def test_the_openapi_document_describes_every_route(stack: Stack) -> None:
+    reply = await stack.api.call("GET", "/openapi.json")
+    assert reply.status == 200 and reply.headers["Content-Type"].startswith("application/json")
+    doc = reply.body
+    assert isinstance(doc, dict) and doc["openapi"].startswith("3.")
+    json.dumps(doc)  # plain JSON throughout
+    served = {resource.canonical for resource in stack.server.app.router.resources()}
+    assert served >= CONTRACT
+    assert CONTRACT - {"/openapi.json"} <= set(doc["paths"]), CONTRACT - set(doc["paths"])
+    for path, method in [
+        ("/api/games", "post"),
+        ("/api/games", "get"),
+        ("/api/games/{game_id}", "get"),
+        ("/api/games/{game_id}/seats", "post"),
+        ("/api/games/{game_id}/start", "post"),
+        ("/api/games/{game_id}/commands", "post"),
+        ("/api/games/{game_id}/events", "get"),
+    ]:
+        assert method in doc["paths"][path], (path, method)
+    assert doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"][
+        "enum"
+    ] == sorted(ERROR_CODES)
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            assert operation.get("responses"), (path, method)
+
+
+def test_the_openapi_document_is_valid_openapi() -> None:
+    validator = pytest.importorskip("openapi_spec_validator")
+    from services.gateway.openapi import openapi_document
+
+    validator.validate(openapi_document())
+
+
+async def test_the_landing_page_and_no_cross_origin_grant(stack: Stack) -> None:
+    reply = await stack.api.call("GET", "/")
+    assert reply.status == 200 and "text/html" in reply.headers["Content-Type"]
+    # No CORS grant: a page elsewhere can neither read answers nor pass a preflight.
+    foreign = {"Origin": "http://evil.example"}
+    reply = await stack.api.call("GET", "/api/games", headers=foreign)
+    assert reply.status == 200 and "Access-Control-Allow-Origin" not in reply.headers
+    preflight = {
+        **foreign,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type",
+    }
+    reply = await stack.api.call("OPTIONS", "/api/games", headers=preflight)
+    assert reply.status >= 400 and "Access-Control-Allow-Origin" not in reply.headers
