@@ -47,6 +47,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "starter": "cut",
         "run_max": 13,
         "set_max": 4,
+        "max_reshuffles": 3,
     },
     "robbers-classic": {
         "min_players": 2,
@@ -68,6 +69,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "starter": "random",
         "run_max": 13,
         "set_max": 4,
+        "max_reshuffles": 3,
     },
     "rummikub": {
         "min_players": 2,
@@ -90,6 +92,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "starter": "draw_tile",
         "run_max": 13,
         "set_max": 4,
+        "max_reshuffles": 3,
     },
 }
 
@@ -118,6 +121,7 @@ OTHER_VALUE: dict[str, object] = {
     "starter": "draw_tile",
     "run_max": 7,
     "set_max": 3,
+    "max_reshuffles": None,
 }
 
 # Values outside what each option allows (RULES.md Decision 12 and the README's table).

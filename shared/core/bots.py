@@ -166,12 +166,24 @@ def random_layout(view: SeatView, rng: random.Random) -> Melds | None:
     return None
 
 
+def can_draw(view: SeatView) -> bool:
+    """Whether the stock can give a card: it holds one, or (discard-pile variant) the pile may
+    still be shuffled into it (Decision 10 and ``max_reshuffles``)."""
+    if view.stock:
+        return True
+    rules = view.rules
+    limit = rules.max_reshuffles
+    return (
+        rules.discard_pile and view.discard_count > 1 and (limit is None or view.reshuffles < limit)
+    )
+
+
 def _finish_turn(view: SeatView, rng: random.Random) -> Command:
     """What a seat does when it will not (or cannot) play now."""
     rules = view.rules
     if rules.discard_pile:
         if not view.drawn:
-            if view.stock == 0 and view.discard_count <= 1:
+            if not can_draw(view):
                 return Pass(view.seat)
             return Draw(view.seat, "stock")
         values = card_values("tiles")
@@ -180,7 +192,7 @@ def _finish_turn(view: SeatView, rng: random.Random) -> Command:
         return Discard(view.seat, max(naturals, key=lambda c: values[c] if c != JOKER else 0))
     if rules.turn_shape == "place_draw_place" and (view.placed or view.drawn):
         return End(view.seat)
-    if view.stock == 0:
+    if not can_draw(view):
         return Pass(view.seat)
     return Draw(view.seat, "stock")
 

@@ -258,7 +258,19 @@ def _round_end(
 
 def _stock_empty(state: GameState) -> bool:
     """No card can come from the stock, not even by reshuffling the pile (Decision 10)."""
-    return not state.stock and len(state.discard) <= 1
+    return not state.stock and not _can_reshuffle(state)
+
+
+def _can_reshuffle(state: GameState) -> bool:
+    """The pile (but its top card) may become the stock: the discard-pile variant, a pile of
+    more than one card, and fewer reshuffles this round than ``max_reshuffles`` allows."""
+    rules = state.rules
+    limit = rules.max_reshuffles
+    return (
+        rules.discard_pile
+        and len(state.discard) > 1
+        and (limit is None or state.reshuffles < limit)
+    )
 
 
 def _draw_cards(
@@ -267,7 +279,7 @@ def _draw_cards(
     """Draw ``count`` cards from the stock, reshuffling the pile into it when it runs out."""
     events: list[Event] = []
     stock = state.stock
-    if len(stock) < count and state.rules.discard_pile and len(state.discard) > 1:
+    if len(stock) < count and _can_reshuffle(state):
         key = _key(state, ctx)
         if isinstance(key, Rejection):
             return key

@@ -88,6 +88,7 @@ def _dealt(s: GameState, e: RoundDealt) -> Changes:
         opened=(opened,) * s.seats,
         turn=None,
         passes=0,
+        reshuffles=0,
         last_player=None,
         redeemed=(0,) * s.seats,
     )
@@ -129,7 +130,7 @@ def _discarded(s: GameState, e: CardDiscarded) -> Changes:
 
 
 def _reshuffled(s: GameState, e: StockReshuffled) -> Changes:
-    return dict(stock=e.stock, discard=s.discard[-1:])
+    return dict(stock=e.stock, discard=s.discard[-1:], reshuffles=s.reshuffles + 1)
 
 
 def _rejected(s: GameState, e: CommandRejected) -> Changes:

@@ -62,6 +62,7 @@ class RuleSet:
     starter: Starter
     run_max: int
     set_max: int
+    max_reshuffles: int | None  # discard-pile variant: refills of the stock from the pile
 
     def hand_size_for(self, seats: int) -> int:
         """Cards dealt to each seat at a table of ``seats``."""
@@ -184,6 +185,14 @@ OPTIONS: dict[str, OptionSpec] = {
     ),
     "run_max": OptionSpec("int", "longest run allowed", 3, 13),
     "set_max": OptionSpec("int", "largest set allowed", 3, 4),
+    "max_reshuffles": OptionSpec(
+        "int?",
+        "discard-pile variant: times the pile may be shuffled into an empty stock in a round; "
+        "after that an empty stock stays empty, seats pass and the round stalls (null: no limit, "
+        "and a round may then never end)",
+        0,
+        100,
+    ),
 }
 
 
@@ -212,6 +221,7 @@ ROBBERS = RuleSet(
     starter="cut",
     run_max=13,
     set_max=4,
+    max_reshuffles=3,
 )
 
 ROBBERS_CLASSIC = dataclasses.replace(
@@ -261,7 +271,7 @@ def _check_option(option: str, value: object) -> object:
     spec = OPTIONS.get(option)
     if spec is None:
         raise RuleSetError(
-            option, f"unknown option {option!r}; the options are: {', '.join(sorted(OPTIONS))}"
+            option, f"unknown option {option!r}; allowed options: {', '.join(sorted(OPTIONS))}"
         )
     bad = RuleSetError(option, f"option {option!r} is {value!r}; allowed: {spec.allowed()}")
     if spec.kind == "bool":
@@ -283,7 +293,7 @@ def rule_set(name: object, options: Mapping[str, object] | None = None) -> RuleS
     """The preset ``name`` with ``options`` applied; raise ``RuleSetError`` naming what is wrong."""
     if not isinstance(name, str) or ALIASES.get(name, name) not in PRESETS:
         names = ", ".join(repr(n) for n in [*PRESETS, *ALIASES])
-        raise RuleSetError("rules", f"unknown rule set {name!r}; the rule sets are: {names}")
+        raise RuleSetError("rules", f"unknown rule set {name!r}; allowed rule sets: {names}")
     base = PRESETS[ALIASES.get(name, name)]
     if options is None:
         return base

@@ -99,6 +99,7 @@ VIEW_KEYS = {
     "stock",
     "discard",
     "discard_count",
+    "reshuffles",
     "last_round",
     "winner",
     "seed",

@@ -72,6 +72,7 @@ class GameState:
     turn: Turn | None = None
     turn_number: int = 0  # turns so far, across the whole game
     passes: int = 0  # consecutive passes with no play between (Decision 7)
+    reshuffles: int = 0  # times the pile became the stock this round (Decision 10)
     last_player: int | None = None  # the seat that made the last play of the round
     redeemed: tuple[int, ...] = ()  # jokers each seat took from the table this round
     rounds: tuple[RoundResult, ...] = ()

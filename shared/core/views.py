@@ -41,6 +41,7 @@ class SeatView:
     stock: int
     discard_top: int | None
     discard_count: int
+    reshuffles: int  # times the pile became the stock this round
     drawn: bool  # this turn
     placed: bool  # this turn
     rejected: int  # this turn
@@ -62,6 +63,7 @@ def seat_view(state: GameState, seat: int) -> SeatView:
         stock=len(state.stock),
         discard_top=state.discard[-1] if state.discard else None,
         discard_count=len(state.discard),
+        reshuffles=state.reshuffles,
         drawn=mine and turn is not None and turn.drawn,
         placed=mine and turn is not None and turn.placed,
         rejected=turn.rejected if mine and turn is not None else 0,
@@ -148,6 +150,7 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
         "stock": len(state.stock),
         "discard": cards_str(state.discard[-1:])[0] if state.discard else None,
         "discard_count": len(state.discard),
+        "reshuffles": state.reshuffles,
         "last_round": _last_round(state),
         "winner": list(state.winners) if state.status == "finished" else None,
         "seed": state.revealed_seed,
@@ -178,6 +181,7 @@ def seat_view_from_json(view: dict[str, Any], rules: RuleSet) -> SeatView:
         stock=view["stock"],
         discard_top=parse_card(view["discard"]) if view.get("discard") else None,
         discard_count=view.get("discard_count", 0),
+        reshuffles=view.get("reshuffles", 0),
         drawn=mine and bool(turn.get("drawn")),
         placed=mine and bool(turn.get("placed")),
         rejected=int(turn.get("rejected", 0)) if mine else 0,
@@ -207,15 +211,15 @@ def event_json(event: Event, viewer: int | None, finished: bool) -> dict[str, An
     if "card" in data and isinstance(data["card"], int):
         data["card"] = cards_str([data["card"]])[0]
     shown: dict[str, Any] = {"type": event.TYPE, **data}
+    if isinstance(event, RoundDealt | RoundEnded):
+        shown["hand_counts"] = [len(h) for h in event.hands]
     if finished:
         return shown
     if isinstance(event, RoundDealt):
         shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
-        shown["hand_counts"] = [len(h) for h in event.hands]
         shown["stock"] = len(event.stock)
     elif isinstance(event, RoundEnded):
         shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
-        shown["hand_counts"] = [len(h) for h in event.hands]
     elif isinstance(event, StockReshuffled):
         shown["stock"] = len(event.stock)
     elif isinstance(event, CardDrawn) and event.seat != viewer and event.source == "stock":

@@ -48,6 +48,7 @@ VIEW_KEYS = {
     "stock",
     "discard",
     "discard_count",
+    "reshuffles",
     "last_round",
     "winner",
     "seed",
