@@ -19,6 +19,7 @@ GATEWAY_ERRORS: dict[str, str] = {
     "body_too_large": "the request body is larger than the server accepts",
     "rate_limited": "too many commands for this token; slow down",
     "timeout": "the referee did not answer in time; retry with the same command id",
+    "command_failed": "the referees could not handle the command (it is in the dead letters)",
     "internal": "the server failed to answer (a bug, or its Redis is away); retrying may help",
     "stale_version": "expected_version is not the game's current version",
     "command_id_reused": "the command id was used before for a different command",
@@ -77,4 +78,6 @@ def status_for(code: str) -> int:
         return 403
     if code == "not_found":
         return 404
+    if code in ("command_failed", "internal"):
+        return 500
     return 409 if code in CONFLICTS else 422

@@ -217,6 +217,71 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {"101": _answer("switching protocols")},
                 },
             },
+            "/api/games/{game_id}/replay": {
+                "get": {
+                    "summary": "One turn (or version) before and after, with re-judged verdicts",
+                    "description": "From the viewer's point of view while the game is live (a "
+                    "seat sees its own hand only); everything once it has ended.",
+                    "parameters": [
+                        game_id,
+                        {"name": "turn", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "version", "in": "query", "schema": {"type": "integer"}},
+                    ],
+                    "security": [{}, {"bearer": []}],
+                    "responses": {"200": _answer("the replay"), **_errors(401, 404, 422)},
+                },
+            },
+            "/api/games/{game_id}/export": {
+                "get": {
+                    "summary": "The game record (.rrec, JSON lines)",
+                    "description": "To anyone once the game has ended; at any time with the "
+                    "operator token.",
+                    "parameters": [game_id],
+                    "security": [{}, {"bearer": []}],
+                    "responses": {
+                        "200": {
+                            "description": "the record",
+                            "content": {"application/x-ndjson": {}},
+                        },
+                        **_errors(404, 409),
+                    },
+                },
+            },
+            "/api/games/{game_id}/hint": {
+                "get": {
+                    "summary": "The best play the solver finds for the seat to move",
+                    "parameters": [game_id],
+                    "security": [{"bearer": []}],
+                    "responses": {
+                        "200": _answer("a layout with played cards and points"),
+                        **_errors(401, 403, 404, 409),
+                    },
+                },
+            },
+            "/api/rules": {
+                "get": {
+                    "summary": "The rule sets, their options, defaults and allowed values",
+                    "responses": {"200": _answer("presets and options")},
+                },
+            },
+            "/": {
+                "get": {"summary": "The web client", "responses": {"200": {"description": "HTML"}}}
+            },
+            "/web/{path}": {
+                "get": {
+                    "summary": "The web client's files",
+                    "parameters": [
+                        {
+                            "name": "path",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "a file"}},
+                }
+            },
+            "/openapi.json": {"get": {"responses": {"200": _answer("this document")}}},
             "/healthz": {"get": {"responses": {"200": _answer("the process runs")}}},
             "/readyz": {
                 "get": {"responses": {"200": _answer("ready"), "503": _answer("not ready")}}
