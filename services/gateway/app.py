@@ -18,10 +18,10 @@ import structlog
 from aiohttp import WSMsgType, web
 from prometheus_client import Counter, Gauge, Histogram
 
+from services.gateway import static_routes
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
 from services.gateway.hub import Hub, Watcher
-from services.gateway.index import index
 from services.gateway.lobby import PAGE, STATUSES, Lobby
 from services.gateway.openapi import openapi_document
 from services.gateway.ratelimit import RateLimiter
@@ -70,7 +70,10 @@ class Gateway:
         self.client = client
         self.settings = settings
         self.keys = Keys(settings.prefix)
-        self.games = GameLog(RedisEventStore(client, settings.prefix), settings.cache_size)
+        # Views may trust the feed for up to a second: a GET reads the store only when the feed
+        # (or a command's answer) says the game has moved on since the cached state.
+        store = RedisEventStore(client, settings.prefix)
+        self.games = GameLog(store, settings.cache_size, trust_news=1.0)
         self.bus = Bus(client, self.keys, settings.partitions)
         self.requester = Requester(self.bus, f"gateway-{uuid.uuid4().hex[:12]}")
         self.tokens = Tokens(client, self.keys)
@@ -126,6 +129,8 @@ class Gateway:
                 504, "timeout", "the referee did not answer in time; retry with the same id"
             ) from None
         self.metrics.commands.labels(answer.get("status", "?")).inc()
+        if isinstance(answer.get("version"), int):
+            self.games.note(entry.game, answer["version"])
         return answer
 
     async def submit(self, game_id: str, seat: int, body: Any) -> tuple[int, dict[str, Any]]:
@@ -170,7 +175,8 @@ class Gateway:
             watcher.sent_version = loaded.version
 
     async def on_news(self, game_id: str, version: int, types: list[str]) -> None:
-        """Keep the lobby in step with games starting and ending."""
+        """Note the game's new version; keep the lobby in step with games starting and ending."""
+        self.games.note(game_id, version)
         if "GameStarted" in types:
             await self.lobby.move(game_id, "playing")
         if "MatchEnded" in types:
@@ -497,6 +503,6 @@ def make_app(client: Any, settings: Settings) -> web.Application:
 
     replay_routes.add_routes(app)
     app.router.add_get("/openapi.json", openapi)
-    app.router.add_get("/", index)
+    static_routes.add_routes(app)  # the web client at / (and /web/, /api/rules)
     health_routes(app, gateway.metrics.registry, gateway.ready)
     return app

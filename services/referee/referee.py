@@ -325,9 +325,10 @@ class Referee:
             self.metrics.commands.labels("malformed", "refused").inc()
             return
         lock = self._locks.setdefault(entry.game, asyncio.Lock())
+        pipe = self.client.pipeline(transaction=False)  # news, reply and ack: one round trip
         try:
             async with lock:
-                outcome = await self.execute(entry)
+                outcome = await self._execute(entry, pipe)
         except Exception as err:
             self.metrics.failures.inc()
             self.log.exception("command failed", game=entry.game, kind=entry.kind, error=str(err))
@@ -335,7 +336,6 @@ class Referee:
         finally:
             if not lock.locked() and not lock._waiters:
                 self._locks.pop(entry.game, None)
-        pipe = self.client.pipeline(transaction=False)
         if entry.reply:
             reply = outcome.to_json(entry.rid, entry.game)
             pipe.xadd(entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True)
@@ -359,18 +359,24 @@ class Referee:
     async def execute(self, entry: CommandEntry) -> Outcome:
         """Decide and append, retrying on version conflicts; a known command id answers as it
         did the first time."""
-        seen = await self.store.outcome(entry.game, entry.cid)
-        if seen is not None:
-            return await self._repeat(entry, seen)
+        pipe = self.client.pipeline(transaction=False)
+        outcome = await self._execute(entry, pipe)
+        await pipe.execute()
+        return outcome
+
+    async def _execute(self, entry: CommandEntry, pipe: Any) -> Outcome:
+        """``execute`` with the news of an append queued on ``pipe`` (sent after the append).
+
+        A command id seen before is looked up only when the command is refused: on the way to
+        an append the append script itself answers a repeated id with the original outcome, so
+        the common case costs one round trip less."""
         for attempt in range(MAX_CONFLICTS):
             loaded = await self.games.load(entry.game, fresh=attempt > 0)
             command = await self._command(entry, loaded)
             if isinstance(command, Rejection):
                 if attempt == 0 and command.code == "stale_version":
                     continue  # the cache may lag a write by another process: look afresh
-                return Outcome(
-                    "refused", loaded.version, loaded.head, command.code, command.message
-                )
+                return await self._refuse(entry, loaded, command, pipe)
             now = self.clock()
             ctx = Context(now, await self._seed(entry.game))
             decision = decide(loaded.state, command, ctx)
@@ -380,9 +386,7 @@ class Referee:
                 if decision.code == "timer_not_expired":
                     # Fired early (a clock ahead of ours): keep the deadline, it fires again.
                     await self._arm_timer(entry.game, loaded)
-                return Outcome(
-                    "refused", loaded.version, loaded.head, decision.code, decision.message
-                )
+                return await self._refuse(entry, loaded, decision, pipe)
             actor = f"seat:{entry.seat}" if entry.seat is not None else entry.kind
             try:
                 result, after = await self.games.append(
@@ -392,12 +396,22 @@ class Referee:
                 self.metrics.conflicts.inc()
                 continue
             if result.duplicate:
-                return await self._repeat(entry, result)
-            await self._announce(entry.game, after, [e.TYPE for e in decision])
+                return await self._repeat(entry, result, pipe)
+            self._announce(pipe, entry.game, after, [e.TYPE for e in decision])
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
 
-    async def _repeat(self, entry: CommandEntry, seen: AppendResult) -> Outcome:
+    async def _refuse(
+        self, entry: CommandEntry, loaded: Loaded, rejection: Rejection, pipe: Any
+    ) -> Outcome:
+        """A refusal, unless the command id was applied before: a retry gets its first answer
+        (the state has moved on since, so deciding it again would refuse it wrongly)."""
+        seen = await self.store.outcome(entry.game, entry.cid)
+        if seen is not None:
+            return await self._repeat(entry, seen, pipe)
+        return Outcome("refused", loaded.version, loaded.head, rejection.code, rejection.message)
+
+    async def _repeat(self, entry: CommandEntry, seen: AppendResult, pipe: Any) -> Outcome:
         """The original answer to a command id seen before (or a refusal if the id was reused
         for a different command)."""
         if seen.fingerprint is not None and seen.fingerprint != _fingerprint(entry):
@@ -415,7 +429,7 @@ class Referee:
         )
         events = [event_from(s.type, s.data) for s in stored]
         loaded = await self.games.load(entry.game, fresh=True)
-        await self._announce(entry.game, loaded, [e.TYPE for e in events])
+        self._announce(pipe, entry.game, loaded, [e.TYPE for e in events])
         outcome = _outcome_of(events, seen)
         return Outcome(**{**outcome.__dict__, "duplicate": True})
 
@@ -476,17 +490,16 @@ class Referee:
             self._seeds.popitem(last=False)
         return seed
 
-    async def _announce(self, game: str, loaded: Loaded, types: list[str]) -> None:
-        """Tell the feed, keep the game's turn deadline in Redis, and note a round waiting for
-        its score sheet (before the news, so scoring never sees the news without the note)."""
+    def _announce(self, pipe: Any, game: str, loaded: Loaded, types: list[str]) -> None:
+        """Queue on ``pipe``: the news for the feed, the game's turn deadline, and a note of a
+        round waiting for its score sheet (before the news, so scoring never sees the news
+        without the note)."""
         key, fields = self.bus.news(game, loaded.version, types)
-        pipe = self.client.pipeline(transaction=False)
         if "RoundEnded" in types:
             pipe.sadd(self.keys.awaiting_scores(), awaiting_member(game, loaded.state.round))
         pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
         if "TurnStarted" in types:
             self._timer(pipe, game, loaded)
-        await pipe.execute()
 
     def _timer(self, pipe: Any, game: str, loaded: Loaded) -> None:
         turn = loaded.state.turn

@@ -4,6 +4,7 @@ bounded cache of live game states (rebuilt from the stream on a miss, topped up 
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,23 +51,52 @@ def fold_stored(events: Sequence[StoredEvent], start: Loaded | None = None) -> L
 
 
 class GameLog:
-    """Loads, caches and appends to games of one store."""
+    """Loads, caches and appends to games of one store.
 
-    def __init__(self, store: EventStore, cache_size: int = 10_000) -> None:
+    With ``trust_news`` (seconds), a reader that follows the feed (the gateway) tells the log
+    of every version it hears of (``note``); a fresh load then skips the store while the cached
+    state is at least that new and was checked less than ``trust_news`` seconds ago. Every
+    append is announced on the feed, so this only saves reads of nothing new.
+    """
+
+    def __init__(
+        self, store: EventStore, cache_size: int = 10_000, trust_news: float | None = None
+    ) -> None:
         self.store = store
         self.cache_size = cache_size
+        self.trust_news = trust_news
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
+        self._heard: dict[str, int] = {}  # newest version heard of, per game
+        self._checked: dict[str, float] = {}  # when the store was last read, per game
+
+    def note(self, game_id: str, version: int) -> None:
+        """A version of ``game_id`` exists (heard on the feed, or in a command's answer)."""
+        if version > self._heard.get(game_id, 0):
+            self._heard[game_id] = version
 
     async def load(self, game_id: str, fresh: bool = False) -> Loaded:
         """The game's state: the cached one (topped up from the store when ``fresh``)."""
         cached = self._cache.get(game_id)
-        if cached is not None and not fresh:
+        if cached is not None and (not fresh or self._up_to_date(game_id, cached)):
             self._cache.move_to_end(game_id)
             return cached
         after = cached.version if cached else 0
         loaded = fold_stored(await self.store.read(game_id, after=after), cached)
         self.remember(game_id, loaded)
+        if self.trust_news is not None:
+            self._checked[game_id] = time.monotonic()
+            self.note(game_id, loaded.version)
         return loaded
+
+    def _up_to_date(self, game_id: str, cached: Loaded) -> bool:
+        if self.trust_news is None:
+            return False
+        checked = self._checked.get(game_id)
+        return (
+            checked is not None
+            and time.monotonic() - checked < self.trust_news
+            and cached.version >= self._heard.get(game_id, 0)
+        )
 
     def remember(self, game_id: str, loaded: Loaded) -> None:
         """Keep ``loaded`` as the game's latest state, evicting the least recently used."""
@@ -75,7 +105,9 @@ class GameLog:
         self._cache[game_id] = loaded
         self._cache.move_to_end(game_id)
         while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+            evicted, _ = self._cache.popitem(last=False)
+            self._heard.pop(evicted, None)
+            self._checked.pop(evicted, None)
 
     def forget(self, game_id: str) -> None:
         """Drop a game from the cache (its next load rebuilds it)."""

@@ -189,15 +189,15 @@ async def test_commands_the_rules_cannot_take_are_refused_without_an_event(
 def poison(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Make the referee raise on every command of a game whose id starts with ``poison``."""
     calls: dict[str, int] = {}
-    execute = Referee.execute
+    execute = Referee._execute
 
-    async def failing(self: Referee, entry: CommandEntry) -> Any:
+    async def failing(self: Referee, entry: CommandEntry, pipe: Any) -> Any:
         if entry.game.startswith("poison"):
             calls[entry.game] = calls.get(entry.game, 0) + 1
             raise RuntimeError("poisoned")
-        return await execute(self, entry)
+        return await execute(self, entry, pipe)
 
-    monkeypatch.setattr(Referee, "execute", failing)
+    monkeypatch.setattr(Referee, "_execute", failing)
     return calls
 
 
