@@ -72,37 +72,53 @@ class Figures:
     games_finished: int = 0
 
 
+async def _new_game(
+    session: Any, args: argparse.Namespace, figures: Figures
+) -> tuple[str, list[str]]:
+    """Create a game, fill its seats and start it: (game id, seat tokens)."""
+    while True:
+        body = {"rules": args.rules, "seats": args.players}
+        async with session.post(f"{args.url}/api/games", json=body) as r:
+            created = await r.json()
+        if r.status == 201:
+            break
+        figures.errors[created.get("error", {}).get("code", str(r.status))] += 1
+        await asyncio.sleep(1)
+    game = created["game_id"]
+    tokens = []
+    for i in range(args.players):
+        async with session.post(
+            f"{args.url}/api/games/{game}/seats", json={"name": f"bot{i}"}
+        ) as r:
+            tokens.append((await r.json())["token"])
+    host = {"Authorization": f"Bearer {created['host_token']}"}
+    async with session.post(f"{args.url}/api/games/{game}/start", headers=host):
+        pass
+    figures.games_started += 1
+    return game, tokens
+
+
 async def _play_games(
-    session: Any, args: argparse.Namespace, figures: Figures, end: float, slot: int
+    session: Any,
+    args: argparse.Namespace,
+    figures: Figures,
+    first: tuple[str, list[str]],
+    begin: float,
+    slot: int,
 ) -> None:
-    """One game slot: play games back to back until the time is up."""
+    """One game slot: play games back to back until the time is up (the first one was set up
+    before the clock started)."""
     rng = random.Random(args.seed * 100_003 + slot)
     bot: Bot = BOTS[args.bot]()
     rules = rule_set(args.rules)
+    end = begin + args.duration
+    ready: tuple[str, list[str]] | None = first
+    # Open loop: spread the games over one pace interval, so they do not all move at once.
+    next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
     while time.monotonic() < end:
-        async with session.post(
-            f"{args.url}/api/games", json={"rules": args.rules, "seats": args.players}
-        ) as r:
-            created = await r.json()
-            if r.status != 201:
-                figures.errors[created.get("error", {}).get("code", str(r.status))] += 1
-                await asyncio.sleep(1)
-                continue
-        game = created["game_id"]
-        tokens = []
-        for i in range(args.players):
-            async with session.post(
-                f"{args.url}/api/games/{game}/seats", json={"name": f"bot{i}"}
-            ) as r:
-                tokens.append((await r.json())["token"])
-        async with session.post(
-            f"{args.url}/api/games/{game}/start",
-            headers={"Authorization": f"Bearer {created['host_token']}"},
-        ):
-            pass
-        figures.games_started += 1
+        game, tokens = ready or await _new_game(session, args, figures)
+        ready = None
         seat = 0
-        next_at = time.monotonic()
         while time.monotonic() < end:
             auth = {"Authorization": f"Bearer {tokens[seat]}"}
             async with session.get(f"{args.url}/api/games/{game}", headers=auth) as r:
@@ -120,12 +136,11 @@ async def _play_games(
             command = bot.choose(seat_view_from_json(view, rules), rng)
             body = {"id": uuid.uuid4().hex[:16], **command_body(command)}
             if args.pace:
-                next_at += args.pace
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                next_at += args.pace
             started = time.perf_counter()
-            async with session.post(
-                f"{args.url}/api/games/{game}/commands", json=body, headers=auth
-            ) as r:
+            url = f"{args.url}/api/games/{game}/commands"
+            async with session.post(url, json=body, headers=auth) as r:
                 answer = await r.json()
                 status = r.status
             figures.latencies.append(time.perf_counter() - started)
@@ -155,10 +170,17 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=60)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        # Set every game up first (50 at a time), then start the clock.
+        gate = asyncio.Semaphore(50)
+
+        async def set_up() -> tuple[str, list[str]]:
+            async with gate:
+                return await _new_game(session, args, figures)
+
+        firsts = await asyncio.gather(*(set_up() for _ in range(args.games)))
         started = time.monotonic()
-        end = started + args.duration
         slots = [
-            asyncio.create_task(_play_games(session, args, figures, end, i))
+            asyncio.create_task(_play_games(session, args, figures, firsts[i], started, i))
             for i in range(args.games)
         ]
         show = sys.stderr.isatty()
