@@ -18,10 +18,10 @@ import structlog
 from aiohttp import WSMsgType, web
 from prometheus_client import Counter, Gauge, Histogram
 
+from services.gateway import static_routes
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
 from services.gateway.hub import Hub, Watcher
-from services.gateway.index import index
 from services.gateway.lobby import PAGE, STATUSES, Lobby
 from services.gateway.openapi import openapi_document
 from services.gateway.ratelimit import RateLimiter
@@ -503,6 +503,6 @@ def make_app(client: Any, settings: Settings) -> web.Application:
 
     replay_routes.add_routes(app)
     app.router.add_get("/openapi.json", openapi)
-    app.router.add_get("/", index)
+    static_routes.add_routes(app)  # the web client at / (and /web/, /api/rules)
     health_routes(app, gateway.metrics.registry, gateway.ready)
     return app

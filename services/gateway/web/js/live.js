@@ -1,0 +1,105 @@
+// Live updates over the game's WebSocket: the viewer's view after every change and the events in
+// between. It reconnects by itself with backoff (0.5 s doubling to 15 s, with jitter) and asks
+// for what it missed (?after=<the last version it saw>).
+
+import { socketUrl } from "./api.js";
+
+export class Live {
+  constructor(gameId, token, { onView, onEvents, onStatus }) {
+    this.gameId = gameId;
+    this.token = token || "";
+    this.onView = onView;
+    this.onEvents = onEvents || (() => {});
+    this.onStatus = onStatus || (() => {});
+    this.version = null; // the last version seen; null before the first view
+    this.attempt = 0;
+    this.socket = null;
+    this.timer = null;
+    this.stopped = false;
+    this.wake = () => {
+      if (!this.stopped && (!this.socket || this.socket.readyState > 1)) this.connectSoon(0);
+    };
+    window.addEventListener("online", this.wake);
+    document.addEventListener("visibilitychange", this.wake);
+  }
+
+  start() {
+    this.connect();
+    return this;
+  }
+
+  /** Switch to another token (a seat just taken): reconnect as that viewer. */
+  setToken(token) {
+    this.token = token || "";
+    this.version = null;
+    this.immediate = true;
+    if (this.socket) this.socket.close(4000, "new token");
+    else this.connectSoon(0);
+  }
+
+  connect() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (this.stopped) return;
+    this.onStatus(this.attempt === 0 ? "connecting" : "reconnecting");
+    let socket;
+    try {
+      socket = new WebSocket(socketUrl(this.gameId, this.token, this.version));
+    } catch {
+      this.connectSoon();
+      return;
+    }
+    this.socket = socket;
+    socket.addEventListener("open", () => {
+      this.attempt = 0;
+      this.onStatus("live");
+    });
+    socket.addEventListener("message", (message) => {
+      let data;
+      try {
+        data = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      if (data.type === "view" && data.view) {
+        if (this.version === null || data.view.version >= this.version) {
+          this.version = data.view.version;
+          this.onView(data.view);
+        }
+      } else if (data.type === "events" && Array.isArray(data.events)) {
+        this.onEvents(data.events);
+      }
+    });
+    socket.addEventListener("close", () => {
+      if (this.socket === socket) this.socket = null;
+      if (!this.stopped) this.connectSoon(this.immediate ? 0 : undefined);
+      this.immediate = false;
+    });
+    socket.addEventListener("error", () => {
+      // "close" follows and schedules the retry
+    });
+  }
+
+  connectSoon(delay) {
+    if (this.stopped || this.timer) return;
+    const wait = delay ?? Math.min(15000, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+    this.attempt += 1;
+    this.onStatus("reconnecting");
+    this.timer = setTimeout(() => this.connect(), wait);
+  }
+
+  /** The version the view shown was read at (a fresher one may come from an HTTP answer). */
+  saw(version) {
+    if (this.version === null || version > this.version) this.version = version;
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    window.removeEventListener("online", this.wake);
+    document.removeEventListener("visibilitychange", this.wake);
+    if (this.socket) this.socket.close(1000, "leaving");
+    this.socket = null;
+    this.onStatus("");
+  }
+}
