@@ -13,6 +13,7 @@ import sys
 
 COMMANDS: dict[str, str] = {
     "judge": "shared.cli.judge",
+    "solve": "shared.cli.solve",
     "simulate": "shared.cli.simulate",
     "score": "shared.cli.score",
     "referee": "services.referee.main",

@@ -1,0 +1,480 @@
+"""An exact solver: the best play for a table and a hand, and whether cards can be arranged.
+
+Pure (no I/O). The search is the rank-by-rank dynamic program of ``solver_dp`` (after van Rijn,
+Takes and Vis, 2015); this module turns each goal into one or a few DP problems, checks every
+answer with ``judge_play`` and tidies the layout (long runs merged, table melds kept as they
+were where the play allows).
+
+Goals (``solve``):
+
+- ``cards``: the legal play that places the most cards from the hand (a joker played from the
+  hand counts as a card); then the fewest jokers in the layout (so jokers stay in the hand, or
+  come back to it under ``to_hand``, unless they place more cards); then the most points.
+- ``points``: the play whose placed cards are worth the most (each joker in the layout at the
+  card it stands for); then the most cards, then the fewest jokers.
+- ``opening``: the opening play (melds from the hand alone, table untouched) reaching the rule
+  set's threshold that places the most natural cards; jokers only where needed (to place more
+  naturals or to reach the threshold); then the most points.
+- Before a seat has opened (with a threshold above 0), ``cards`` and ``points`` are openings too.
+
+The model of a turn after opening: every table card stays on the table; under ``to_hand`` a
+table joker may leave when a natural card it stands for (in a reading of its meld before the
+turn) is played; under ``never`` and ``must_replay`` every table joker stays.
+
+With ``min_disruption`` the solver then looks, among the plays as good as the best, for one that
+leaves more table melds unchanged (greedily: it keeps the unchanged melds of the best layout and
+adds back every other table meld it can while the play stays optimal).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from shared.core.cards import JOKER
+from shared.core.judgement import _redeemable, judge_play
+from shared.core.melds import card_values, joker_candidates, readings
+from shared.core.rulesets import RuleSet
+from shared.core.solver_dp import Config, Problem, Result, solve_dp, upper_bounds
+
+Goal = Literal["cards", "points", "opening"]
+GOALS: tuple[str, ...] = ("cards", "points", "opening", "arrange")
+Meld = Sequence[int]
+Layout = tuple[tuple[int, ...], ...]
+
+CARD = 1_000_000  # lexicographic weights of the DP score
+JOKER_COST = 1_000
+POINT = 10_000
+POINTS_CARD = 10
+
+
+@dataclass(frozen=True)
+class Play:
+    """The solver's answer for one position."""
+
+    found: bool  # a legal play exists (else layout is the table unchanged)
+    layout: Layout  # the whole table after the play, canonical melds
+    played: tuple[int, ...]  # cards from the hand (jokers count)
+    to_hand: tuple[int, ...]  # table jokers redeemed into the hand
+    points: int | None  # as ``judge_play`` counts them
+    jokers: int  # jokers in the layout
+    unchanged: int  # table melds left as they were
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """Whether a multiset of cards can be laid out as melds (naturals all placed)."""
+
+    arrangeable: bool
+    layout: Layout
+    free_jokers: int  # jokers the layout does not need
+
+
+def _config(rules: RuleSet) -> Config:
+    return Config(rules.ace == "wrap", min(rules.run_max, 13), rules.set_max)
+
+
+def _grid(cards: Sequence[int]) -> list[list[int]]:
+    grid = [[0, 0, 0, 0] for _ in range(14)]
+    for card in cards:
+        if card != JOKER:
+            grid[card % 13 + 1][card // 13] += 1
+    return grid
+
+
+def _rank_values(rules: RuleSet) -> list[int]:
+    values = card_values(rules.point_values)
+    return [0, *(values[r] for r in range(13))]
+
+
+@dataclass
+class _Weights:
+    nat: list[int]
+    joker: list[int]
+    adjust: list[int]
+    threshold: int
+    point: list[int]
+
+
+def _weights(
+    rules: RuleSet, goal: str, table_jokers: int, jokers_max: int, opening: bool
+) -> _Weights:
+    val = _rank_values(rules)
+    if goal == "points":
+        nat = [POINT * v + POINTS_CARD for v in val]
+        joker = [POINT * v + POINTS_CARD - 1 for v in val]
+        adjust = [-POINTS_CARD * min(j, table_jokers) for j in range(jokers_max + 1)]
+    elif goal == "opening":
+        nat = [CARD + v for v in val]
+        joker = [-JOKER_COST + v for v in val]
+        adjust = [0] * (jokers_max + 1)
+    else:
+        nat = [CARD + v for v in val]
+        joker = [CARD - JOKER_COST] * 14
+        adjust = [-CARD * min(j, table_jokers) for j in range(jokers_max + 1)]
+    threshold = rules.opening_points if opening else 0
+    return _Weights(nat, joker, adjust, threshold, val)
+
+
+def _problem(
+    rules: RuleSet,
+    mandatory: Sequence[int],
+    optional: Sequence[int],
+    jokers_max: int,
+    jokers_min: int,
+    w: _Weights,
+) -> Problem:
+    return Problem(
+        _config(rules),
+        _grid(mandatory),
+        _grid(optional),
+        jokers_max,
+        jokers_min,
+        w.nat,
+        w.joker,
+        w.point,
+        w.adjust,
+        w.threshold,
+    )
+
+
+def _placeable(p: Problem) -> Problem:
+    """Drop the optional cards that no meld could hold (too few cards of their rank for a set
+    and too few of their suit nearby for a run, even with every joker): the optimum is the same
+    and the search is smaller."""
+    jokers = p.jokers_max
+    cfg = p.cfg
+    hand = [list(row) for row in p.hand]
+    for rank in range(1, 14):
+        for suit in range(4):
+            if not hand[rank][suit]:
+                continue
+            suits = sum(1 for s in range(4) if p.table[rank][s] + p.hand[rank][s])
+            if suits + jokers >= 3:
+                continue
+            ok = False
+            for first in range(rank - 2, rank + 1):
+                window = [first, first + 1, first + 2]
+                if not cfg.wrap and (first < 1 or first + 2 > 13):
+                    continue
+                missing = 0
+                for r in window:
+                    r = (r - 1) % 13 + 1
+                    if not (p.table[r][suit] + p.hand[r][suit]):
+                        missing += 1
+                if missing <= jokers:
+                    ok = True
+                    break
+            if not ok:
+                hand[rank][suit] = 0
+    p.hand = hand
+    return p
+
+
+def _bounded(p: Problem, unit: int) -> Result | None:
+    """Solve with a floor: first demand the upper bound (in whole units of the goal's first
+    criterion), then one unit less, ...; a floor that nothing reaches costs little, because
+    every state that has already lost too much is dropped. After a few misses, no floor."""
+    p = _placeable(p)
+    top = upper_bounds(p)[0][4][0]
+    target = (top + unit // 2) // unit
+    for _ in range(3):
+        p.floor = target * unit - unit // 2
+        found = solve_dp(p)
+        if found is not None:
+            return found
+        target -= 1
+    p.floor = None
+    return solve_dp(p)
+
+
+def _minus(cards: Sequence[int], take: Sequence[int]) -> list[int]:
+    left = Counter(cards)
+    left.subtract(take)
+    return sorted(left.elements())
+
+
+def _contains(cards: Sequence[int], sub: Sequence[int]) -> bool:
+    have = Counter(cards)
+    return all(have[c] >= n for c, n in Counter(sub).items())
+
+
+def _run_span(meld: Sequence[int]) -> tuple[int, int, int] | None:
+    """(suit, first rank, length) of a meld built as a run in rank order, else None."""
+    naturals = [(i, c) for i, c in enumerate(meld) if c != JOKER]
+    if len({c // 13 for _, c in naturals}) != 1 or len(meld) < 3:
+        return None
+    index, card = naturals[0]
+    ranks = [c % 13 for _, c in naturals]
+    if len(set(ranks)) != len(ranks):
+        return None
+    start = (card % 13 - index) % 13 + 1
+    return card // 13, start, len(meld)
+
+
+def _merge_runs(melds: list[list[int]], rules: RuleSet) -> list[list[int]]:
+    """Join runs of one suit that meet end to start, while the joined run is legal."""
+    changed = True
+    while changed:
+        changed = False
+        spans = [_run_span(m) for m in melds]
+        ends: dict[tuple[int, int], int] = {}
+        for i, span in enumerate(spans):
+            if span is not None and len(melds[i]) >= 3:
+                suit, start, length = span
+                ends.setdefault((suit, (start + length - 1) % 13 + 1), i)
+        for j, span in enumerate(spans):
+            if span is None:
+                continue
+            first = ends.get((span[0], span[1]))
+            if first is None or first == j:
+                continue
+            if rules.ace == "low" and span[1] == 1:
+                continue
+            i = first
+            joined = melds[i] + melds[j]
+            if len(joined) <= rules.run_max and readings(joined, rules):
+                melds = [m for k, m in enumerate(melds) if k not in (i, j)] + [joined]
+                changed = True
+                break
+    return melds
+
+
+def _unchanged(table: Sequence[Meld], layout: Sequence[Meld]) -> list[tuple[int, ...]]:
+    """The table melds (as sorted tuples) that stand unchanged in the layout."""
+    left = Counter(tuple(sorted(m)) for m in layout)
+    kept = []
+    for meld in table:
+        key = tuple(sorted(meld))
+        if left[key] > 0:
+            left[key] -= 1
+            kept.append(key)
+    return kept
+
+
+def _canonical(rules: RuleSet, melds: Sequence[Meld]) -> Layout:
+    out = []
+    for meld in melds:
+        found = readings(meld, rules)
+        out.append(found[0].cards if found else tuple(sorted(meld)))
+    return tuple(out)
+
+
+class _Search:
+    """One position: the DP problems of a goal and the checks of their answers."""
+
+    def __init__(
+        self, rules: RuleSet, table: Sequence[Meld], hand: Sequence[int], opened: bool, goal: str
+    ) -> None:
+        self.rules = rules
+        self.table = [tuple(m) for m in table]
+        self.hand = list(hand)
+        self.opened = opened
+        self.goal = goal
+        self.opening = (not opened and rules.opening_points > 0) or goal == "opening"
+        self.table_cards = [c for m in self.table for c in m]
+        self.table_jokers = self.table_cards.count(JOKER)
+        self.hand_jokers = self.hand.count(JOKER)
+        self.unit = POINT if goal == "points" else CARD
+
+    # --- the DP problems --------------------------------------------------------------------
+
+    def _solve(
+        self,
+        mandatory: Sequence[int],
+        optional: Sequence[int],
+        forced: int = 0,
+        jokers_min: int | None = None,
+        kept: Sequence[Meld] = (),
+    ) -> Result | None:
+        """One DP problem. ``forced``: score of hand cards moved into ``mandatory`` (a
+        redemption plan); ``kept``: table melds held out unchanged (their jokers still count)."""
+        rules = self.rules
+        if self.opening:
+            jmax = optional.count(JOKER)
+            w = _weights(rules, self.goal, 0, jmax, True)
+            return _bounded(_problem(rules, [], optional, jmax, 0, w), self.unit)
+        tj = self.table_jokers
+        kept_jokers = sum(m.count(JOKER) for m in kept)
+        jmax = mandatory.count(JOKER) + optional.count(JOKER)
+        w = _weights(rules, self.goal, tj, jmax + kept_jokers, False)
+        w.adjust = w.adjust[kept_jokers:]
+        for meld in kept:
+            if JOKER in meld:
+                found = readings(meld, rules)
+                stands = found[0].joker_cards() if found else ()
+                forced += sum(w.joker[c % 13 + 1] for c in stands)
+        jmin = mandatory.count(JOKER) if jokers_min is None else jokers_min
+        problem = _problem(rules, mandatory, optional, jmax, jmin, w)
+        problem.need_card = self.goal == "points" and not forced
+        result = _bounded(problem, self.unit)
+        if result is not None and forced:
+            result.score += forced
+        return result
+
+    def best(self) -> Result | None:
+        """The optimal DP answer for the goal (all joker policies handled)."""
+        if self.opening:
+            return self._solve([], self.hand)
+        base = self._solve(self.table_cards, self.hand)
+        tj = self.table_jokers
+        if self.rules.joker_policy != "to_hand" or tj == 0:
+            return base
+        candidates = Counter(
+            c
+            for meld in self.table
+            if JOKER in meld
+            for c in joker_candidates(meld, self.rules)
+            if c in self.hand
+        )
+        if not candidates:
+            return base
+        relaxed = self._solve(self.table_cards, self.hand, jokers_min=0)
+        if relaxed is None or (base is not None and relaxed.score <= base.score):
+            return base
+        if self._legal(relaxed.melds):
+            return relaxed
+        best = base
+        hand_count = Counter(self.hand)
+        pool = sorted(c for c in candidates for _ in range(min(2, hand_count[c])))
+        val = _weights(self.rules, self.goal, tj, 0, False).nat
+        for k in range(tj, 0, -1):
+            for plan in sorted(set(itertools.combinations(pool, k))):
+                if not _redeemable(self.rules, self.table, list(plan), k):
+                    continue
+                forced = sum(val[c % 13 + 1] for c in plan)
+                mandatory = self.table_cards + list(plan)
+                optional = _minus(self.hand, plan)
+                found = self._solve(mandatory, optional, forced, jokers_min=tj - k)
+                if found is not None and (best is None or found.score > best.score):
+                    best = found
+        return best
+
+    def _legal(self, melds: Sequence[Meld]) -> bool:
+        layout = list(self.table) + list(melds) if self.opening else list(melds)
+        return judge_play(self.rules, self.table, self.hand, self.opened, layout).legal
+
+    # --- layouts ----------------------------------------------------------------------------
+
+    def tidy(self, melds: list[list[int]], score: int, min_disruption: bool) -> list[list[int]]:
+        """Merge runs; keep every table meld when the played cards make melds of their own; with
+        ``min_disruption``, add back table melds one by one while the play stays optimal."""
+        melds = _merge_runs(melds, self.rules)
+        if self.opening:
+            return melds
+        kept = _unchanged(self.table, melds)
+        if len(kept) == len(self.table):
+            return melds
+        after = [c for m in melds for c in m]
+        played = _minus(after, self.table_cards) if _contains(after, self.table_cards) else None
+        every = [tuple(sorted(m)) for m in self.table]
+        rest = self._rest(every, after, played, score, False)
+        if rest is not None:
+            return [list(m) for m in every] + rest
+        if not min_disruption:
+            return melds
+        left_table = list(every)
+        for key in kept:
+            left_table.remove(key)
+        best = melds
+        current_kept = list(kept)
+        for meld in sorted(left_table, key=len, reverse=True):
+            trial = [*current_kept, meld]
+            found = self._rest(trial, after, played, score, True)
+            if found is not None:
+                current_kept = trial
+                best = [list(m) for m in current_kept] + found
+        return best
+
+    def _rest(
+        self,
+        kept: list[tuple[int, ...]],
+        after: list[int],
+        played: list[int] | None,
+        score: int,
+        min_disruption: bool,
+    ) -> list[list[int]] | None:
+        kept_cards = [c for m in kept for c in m]
+        if not _contains(self.table_cards, kept_cards):
+            return None
+        mandatory_table = _minus(self.table_cards, kept_cards)
+        if min_disruption or played is None:
+            found = self._solve(mandatory_table, self.hand, kept=kept)
+            if found is None or found.score < score:
+                return None
+            rest = _merge_runs(found.melds, self.rules)
+            return rest if self._legal([*kept, *rest]) else None
+        if not _contains(after, kept_cards):
+            return None
+        rest_cards = _minus(after, kept_cards)
+        if not rest_cards:
+            return []
+        w = _weights(self.rules, "arrange", 0, 0, False)
+        jokers = rest_cards.count(JOKER)
+        w.adjust = [0] * (jokers + 1)
+        found_rest = solve_dp(_problem(self.rules, rest_cards, [], jokers, jokers, w))
+        if found_rest is None:
+            return None
+        return _merge_runs(found_rest.melds, self.rules)
+
+
+def _no_play(table: Sequence[Meld], rules: RuleSet) -> Play:
+    layout = _canonical(rules, table)
+    return Play(False, layout, (), (), None, sum(m.count(JOKER) for m in table), len(table))
+
+
+def solve(
+    rules: RuleSet,
+    table: Sequence[Meld],
+    hand: Sequence[int],
+    opened: bool,
+    goal: Goal = "cards",
+    min_disruption: bool = False,
+) -> Play:
+    """The best play for the goal (see the module text), or ``found=False`` and the table as it
+    is when no legal play exists. Every returned play is checked with ``judge_play``."""
+    if goal not in ("cards", "points", "opening"):
+        raise ValueError(f"goal {goal!r}; allowed: cards, points, opening")
+    search = _Search(rules, table, hand, opened, goal)
+    result = search.best()
+    if result is None or not result.melds:
+        return _no_play(table, rules)
+    melds = search.tidy(result.melds, result.score, min_disruption)
+    layout = list(search.table) + melds if search.opening else melds
+    verdict = judge_play(rules, table, hand, opened, layout)
+    if not verdict.legal:
+        fallback = list(search.table) + result.melds if search.opening else result.melds
+        verdict = judge_play(rules, table, hand, opened, fallback)
+        if not verdict.legal:
+            return _no_play(table, rules)
+        layout = fallback
+    canonical = verdict.layout
+    return Play(
+        True,
+        canonical,
+        verdict.played,
+        verdict.to_hand,
+        verdict.points,
+        sum(m.count(JOKER) for m in canonical),
+        len(_unchanged(table, canonical)),
+    )
+
+
+def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
+    """Can every natural card of ``cards`` be laid out in valid melds (with at most the jokers
+    given)? The layout uses the fewest jokers; the others are free."""
+    jokers = list(cards).count(JOKER)
+    naturals = [c for c in cards if c != JOKER]
+    if not naturals:
+        return Arrangement(True, (), jokers)
+    w = _weights(rules, "arrange", 0, jokers, False)
+    w.joker = [-1] * 14
+    w.adjust = [0] * (jokers + 1)
+    found = solve_dp(_problem(rules, naturals, [], jokers, 0, w))
+    if found is None:
+        return Arrangement(False, (), 0)
+    melds = _merge_runs(found.melds, rules)
+    return Arrangement(True, _canonical(rules, melds), jokers - found.jokers)

@@ -1,0 +1,629 @@
+"""The dynamic program under the solver: arrange a multiset of cards into melds, rank by rank.
+
+In the spirit of van Rijn, Takes and Vis (2015): ranks are processed in order (A..K); each suit
+has two *lanes* (one per copy of the deck) and a lane holds at most one open run. The state
+between two ranks is, for every suit, the pair of lane states (idle, or an open run of length
+1, 2 or 3+ and whether it holds a natural card yet), plus the number of jokers used so far
+(and, for an opening, the points reached so far, capped at the threshold). At each rank every
+card of that rank is either put on a lane (extending or starting a run), or into the sets of
+that rank (groups of distinct suits, jokers filling), or - for an optional (hand) card - left
+out. Mandatory (table) cards must be placed. Within a rank the suits are decided one after the
+other (a profile DP), so the work per rank is a sum over suits, not a product.
+
+Jokers stand for a card of the lane's suit at the current rank, or for a missing suit of a set.
+A run must hold a natural card, so the lane state remembers whether it has one. When the rule
+set limits runs below 13 cards the lane tracks the exact length (and may close one run and
+start the next in the same step). With ``ace: wrap`` a lane may enter rank A already running
+(the run crosses K -> A): its first segment is remembered when it closes and the lane must end
+rank K with a run that completes it (same lane, so the two segments never overlap).
+
+Everything here is pure: integers in, melds out. ``solver.py`` builds goals on top of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from shared.core.cards import JOKER, make_card
+
+NONE, NAT, JOK = 0, 1, 2
+
+# Lane states are tuples, interned to small ints per configuration:
+#   ("I", R)               idle; R: None, or (length, natural) of a closed crossing segment
+#   ("S",)                 must start the crossing segment at the first rank (ace wrap)
+#   ("R", l, n, x, R)      an open run of length l (capped or exact), n: holds a natural,
+#                          x: it is the crossing segment (ace wrap), R as for idle
+LaneState = tuple[object, ...]
+
+
+@dataclass(frozen=True)
+class Config:
+    """The meld parameters the DP depends on."""
+
+    wrap: bool
+    run_max: int
+    set_max: int
+
+    @property
+    def exact(self) -> bool:
+        """Track exact run lengths (only needed when runs are capped below 13 cards)."""
+        return self.run_max < 13
+
+
+@dataclass
+class LaneMove:
+    take: int  # NONE, NAT or JOK
+    new: int  # new lane state code
+    closes: bool  # the lane's open run ends before this rank
+    starts: bool  # a new run starts at this rank
+
+
+class Lanes:
+    """Lane states and moves of one configuration (built once, cached)."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        self.states: list[LaneState] = []
+        self.codes: dict[LaneState, int] = {}
+        self.moves: list[list[LaneMove]] = []
+        self.end_ok: list[bool] = []
+        self.idle = self.code(("I", None))
+        self.start = self.code(("S",)) if cfg.wrap else -1
+        done = 0
+        while done < len(self.states):
+            self.moves.append(self._moves(self.states[done]))
+            self.end_ok.append(self._end_ok(self.states[done]))
+            done += 1
+        self.above = self._simulation()
+
+    def _simulation(self) -> list[list[int]]:
+        """For each lane state, the states that strictly dominate it: t dominates s when t can
+        end wherever s can and answer every move of s (same card taken) with a move to a state
+        dominating s's (the greatest simulation, computed as a fixpoint)."""
+        n = len(self.states)
+        le = [[(not self.end_ok[a]) or self.end_ok[b] for b in range(n)] for a in range(n)]
+        changed = True
+        while changed:
+            changed = False
+            for a in range(n):
+                for b in range(n):
+                    if not le[a][b] or a == b:
+                        continue
+                    for ma in self.moves[a]:
+                        if not any(
+                            mb.take == ma.take and le[ma.new][mb.new] for mb in self.moves[b]
+                        ):
+                            le[a][b] = False
+                            changed = True
+                            break
+        return [[b for b in range(n) if b != a and le[a][b] and not le[b][a]] for a in range(n)]
+
+    def code(self, state: LaneState) -> int:
+        found = self.codes.get(state)
+        if found is None:
+            found = self.codes[state] = len(self.states)
+            self.states.append(state)
+        return found
+
+    def _length(self, length: int) -> int:
+        return length if self.cfg.exact else min(length, 3)
+
+    def _moves(self, state: LaneState) -> list[LaneMove]:
+        cfg = self.cfg
+        moves: list[LaneMove] = []
+        takes = (NAT, JOK)
+        if state[0] == "S":
+            for take in takes:
+                moves.append(
+                    LaneMove(take, self.code(("R", 1, take == NAT, True, None)), False, True)
+                )
+            return moves
+        if state[0] == "I":
+            pending = state[1]
+            moves.append(LaneMove(NONE, self.code(state), False, False))
+            for take in takes:
+                fresh: LaneState = ("R", 1, take == NAT, False, pending)
+                moves.append(LaneMove(take, self.code(fresh), False, True))
+            return moves
+        _, length, natural, crossing, pending = state
+        assert isinstance(length, int)
+        if not cfg.exact or length < cfg.run_max:
+            for take in takes:
+                longer: LaneState = (
+                    "R",
+                    self._length(length + 1),
+                    bool(natural) or take == NAT,
+                    crossing,
+                    pending,
+                )
+                moves.append(LaneMove(take, self.code(longer), False, False))
+        closed: object = "no"
+        if crossing:
+            closed = (length, natural)
+        elif length >= 3 and natural:
+            closed = pending
+        if closed != "no":
+            moves.append(LaneMove(NONE, self.code(("I", closed)), True, False))
+            if cfg.exact:
+                for take in takes:
+                    new = ("R", 1, take == NAT, False, closed)
+                    moves.append(LaneMove(take, self.code(new), True, True))
+        return moves
+
+    def _end_ok(self, state: LaneState) -> bool:
+        cfg = self.cfg
+        if state[0] == "I":
+            return state[1] is None
+        if state[0] == "S":
+            return False
+        _, length, natural, crossing, pending = state
+        assert isinstance(length, int)
+        if crossing:  # one run all the way round: 13 cards
+            return bool(natural) and cfg.run_max >= 13
+        if pending is not None:
+            assert isinstance(pending, tuple)
+            total = length + pending[0]
+            return total >= 3 and total <= cfg.run_max and bool(natural or pending[1])
+        return length >= 3 and bool(natural)
+
+
+@dataclass
+class PairMove:
+    new: int  # new pair code
+    nat: int  # lanes taking a natural
+    jok: int  # lanes taking a joker
+    moves: tuple[LaneMove, LaneMove]
+    swapped: bool  # the new pair's order is (lane 1, lane 0)
+
+
+class Pairs:
+    """Unordered pairs of lane states (the two copies of a suit) and their joint moves."""
+
+    def __init__(self, lanes: Lanes) -> None:
+        self.lanes = lanes
+        self.pairs: list[tuple[int, int]] = []
+        self.codes: dict[tuple[int, int], int] = {}
+        self.moves: dict[int, list[PairMove]] = {}
+        self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
+        self.above: dict[int, list[int]] = {}
+        self._end: dict[int, bool] = {}
+
+    def end_ok(self, pair: int) -> bool:
+        """Both lanes of the pair may end here."""
+        found = self._end.get(pair)
+        if found is None:
+            a, b = self.pairs[pair]
+            found = self._end[pair] = self.lanes.end_ok[a] and self.lanes.end_ok[b]
+        return found
+
+    def pairs_above(self, pair: int) -> list[int]:
+        """Pair codes that strictly dominate ``pair`` (lane by lane, in either order)."""
+        found = self.above.get(pair)
+        if found is None:
+            a, b = self.pairs[pair]
+            up_a = [a, *self.lanes.above[a]]
+            up_b = [b, *self.lanes.above[b]]
+            found = sorted({self.code(c, d) for c in up_a for d in up_b} - {pair})
+            self.above[pair] = found
+        return found
+
+    def code(self, a: int, b: int) -> int:
+        key = (a, b) if a <= b else (b, a)
+        found = self.codes.get(key)
+        if found is None:
+            found = self.codes[key] = len(self.pairs)
+            self.pairs.append(key)
+        return found
+
+    def pair_moves(self, pair: int) -> list[PairMove]:
+        found = self.moves.get(pair)
+        if found is None:
+            a, b = self.pairs[pair]
+            found = []
+            seen: set[tuple[int, int, int]] = set()
+            for ma in self.lanes.moves[a]:
+                for mb in self.lanes.moves[b]:
+                    nat = (ma.take == NAT) + (mb.take == NAT)
+                    jok = (ma.take == JOK) + (mb.take == JOK)
+                    new = self.code(ma.new, mb.new)
+                    sig = (new, nat, jok)
+                    if sig in seen:
+                        continue
+                    seen.add(sig)
+                    found.append(PairMove(new, nat, jok, (ma, mb), ma.new > mb.new))
+            self.moves[pair] = found
+        return found
+
+    def suit_options(
+        self, pair: int, table: int, hand: int
+    ) -> list[tuple[int, int, int, int, int]]:
+        """(new pair, jokers on lanes, naturals to sets, hand cards used, move index) for one
+        suit at one rank with ``table`` mandatory and ``hand`` optional naturals."""
+        key = (pair, table, hand)
+        found = self.options.get(key)
+        if found is None:
+            found = []
+            seen = set()
+            for index, move in enumerate(self.pair_moves(pair)):
+                for n in range(max(table, move.nat), min(table + hand, move.nat + 2) + 1):
+                    option = (move.new, move.jok, n - move.nat, n - table)
+                    if option not in seen:
+                        seen.add(option)
+                        found.append((*option, index))
+            self.options[key] = found
+        return found
+
+
+@cache
+def set_groups(
+    suits_m: tuple[int, ...], jokers: int, set_max: int
+) -> tuple[tuple[tuple[int, ...], int], ...] | None:
+    """Sets of one rank holding ``suits_m[s]`` naturals of suit s and exactly ``jokers`` jokers:
+    a tuple of (suits, jokers in that set), or None when impossible."""
+    items = [s for s, m in enumerate(suits_m) for _ in range(m)]
+    if not items:
+        return () if jokers == 0 else None
+    most = max(suits_m)
+    for groups in range(most, len(items) + 1):
+        found = _assign(items, groups, set_max)
+        for assignment in found:
+            low = sum(max(0, 3 - len(g)) for g in assignment)
+            high = sum(set_max - len(g) for g in assignment)
+            if low <= jokers <= high:
+                extra = jokers - low
+                out = []
+                for g in assignment:
+                    j = max(0, 3 - len(g))
+                    add = min(extra, set_max - len(g) - j)
+                    extra -= add
+                    out.append((tuple(g), j + add))
+                return tuple(out)
+    return None
+
+
+def _assign(items: list[int], groups: int, set_max: int) -> list[list[list[int]]]:
+    """Ways to put suit items into ``groups`` non-empty groups of distinct suits (up to order)."""
+    results: list[list[list[int]]] = []
+
+    def place(i: int, current: list[list[int]]) -> None:
+        if i == len(items):
+            if len(current) == groups and all(current):
+                results.append([list(g) for g in current])
+            return
+        suit = items[i]
+        for g in current:
+            if suit not in g and len(g) < set_max:
+                g.append(suit)
+                place(i + 1, current)
+                g.pop()
+        if len(current) < groups:
+            current.append([suit])
+            place(i + 1, current)
+            current.pop()
+
+    place(0, [])
+    return results
+
+
+@cache
+def set_joker_counts(c1: int, c2: int, set_max: int) -> tuple[int, ...]:
+    """Feasible joker counts for the sets of one rank where c1 suits give one natural and c2
+    suits give two."""
+    m = (2,) * c2 + (1,) * c1 + (0,) * (4 - c1 - c2)
+    return tuple(j for j in range(0, 17) if set_groups(m, j, set_max) is not None)
+
+
+_LANES: dict[Config, tuple[Lanes, Pairs]] = {}
+
+
+def machinery(cfg: Config) -> tuple[Lanes, Pairs]:
+    found = _LANES.get(cfg)
+    if found is None:
+        lanes = Lanes(cfg)
+        found = _LANES[cfg] = (lanes, Pairs(lanes))
+    return found
+
+
+@dataclass
+class Problem:
+    """One arrangement problem. Counts are indexed [rank 1..13][suit 0..3] (index 0 unused)."""
+
+    cfg: Config
+    table: Sequence[Sequence[int]]  # mandatory naturals
+    hand: Sequence[Sequence[int]]  # optional naturals
+    jokers_max: int  # jokers available
+    jokers_min: int  # jokers that must be placed
+    nat_weight: Sequence[int]  # score per hand natural placed, by rank
+    joker_weight: Sequence[int]  # score per joker placed, by rank
+    point_value: Sequence[int]  # points by rank (for the opening threshold)
+    joker_adjust: Sequence[int]  # added to the score by the number of jokers used in all
+    threshold: int = 0  # points the placed cards must reach (an opening); 0: none
+    floor: int | None = None  # drop states that cannot end at this score or more
+    need_card: bool = False  # at least one optional card or joker beyond jokers_min is placed
+
+
+@dataclass
+class Result:
+    score: int
+    jokers: int
+    points: int  # capped at the threshold when there is one
+    melds: list[list[int]]
+
+
+@dataclass
+class Layout:
+    """Bit positions of a packed state key: four lane pairs, jokers, points, c1, c2."""
+
+    width: int
+    js: int
+    ps: int
+    c1s: int
+    c2s: int
+    mask: int
+
+
+def _layout(cfg: Config) -> Layout:
+    width = 8 if not cfg.wrap and not cfg.exact else (10 if not cfg.wrap else 24)
+    js = 4 * width
+    return Layout(width, js, js + 4, js + 12, js + 15, (1 << width) - 1)
+
+
+def upper_bounds(p: Problem) -> list[list[list[int]]]:
+    """bound[r][s][J]: the most score can still be added after suit s of rank r has been
+    decided (s = 4: after the sets of rank r; rank 0: before anything), with J jokers used so
+    far, including the joker adjustment at the end. A state whose score plus this is below the
+    floor cannot reach it."""
+    jmax = p.jokers_max
+    bounds = []
+    for rank in range(14):
+        after = sum(p.nat_weight[r] * p.hand[r][s] for r in range(rank + 1, 14) for s in range(4))
+        rows = []
+        for suit in range(5):
+            nat = after
+            if rank:
+                nat += sum(p.nat_weight[rank] * p.hand[rank][s] for s in range(suit + 1, 4))
+            first = rank + 1 if suit == 4 or rank == 0 else rank
+            wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
+            row = []
+            for used in range(jmax + 1):
+                if first > 13:
+                    best = p.joker_adjust[used]
+                else:
+                    best = max(wj * (f - used) + p.joker_adjust[f] for f in range(used, jmax + 1))
+                row.append(nat + best)
+            rows.append(row)
+        bounds.append(rows)
+    return bounds
+
+
+def solve_dp(p: Problem) -> Result | None:
+    """The arrangement of highest score (plus ``joker_adjust`` for the jokers it uses), or None
+    when no arrangement places every mandatory card (and reaches the threshold, and the floor)."""
+    lanes, pairs = machinery(p.cfg)
+    cfg = p.cfg
+    lay = _layout(cfg)
+    width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
+    threshold = p.threshold
+    jmax = p.jokers_max
+    floor = p.floor
+    need_card = p.need_card and not threshold
+    bounds = upper_bounds(p) if floor is not None else []
+    if cfg.wrap:
+        starts = [
+            pairs.code(lanes.idle, lanes.idle),
+            pairs.code(lanes.idle, lanes.start),
+            pairs.code(lanes.start, lanes.start),
+        ]
+    else:
+        starts = [pairs.code(lanes.idle, lanes.idle)]
+    frontier: dict[int, int] = {}
+    for a in starts:
+        for b in starts:
+            for c in starts:
+                for d in starts:
+                    frontier[a | b << width | c << 2 * width | d << 3 * width] = 0
+    initial = dict(frontier)
+    history: list[list[dict[int, int]]] = []
+    clear_c = (1 << c1s) - 1
+    for rank in range(1, 14):
+        tab = p.table[rank]
+        hnd = p.hand[rank]
+        wn = p.nat_weight[rank]
+        wj = p.joker_weight[rank]
+        pv = p.point_value[rank]
+        backs: list[dict[int, int]] = []
+        current = frontier
+        for suit in range(4):
+            shift = width * suit
+            t = tab[suit]
+            h = hnd[suit]
+            nxt: dict[int, int] = {}
+            back: dict[int, int] = {}
+            cache: dict[int, list[tuple[int, int, int, int]]] = {}
+            get = nxt.get
+            for key, score in current.items():
+                pair = (key >> shift) & mask
+                options = cache.get(pair)
+                if options is None:
+                    options = []
+                    for new, jok, m, used, index in pairs.suit_options(pair, t, h):
+                        dkey = ((new - pair) << shift) + (jok << js)
+                        if m == 1:
+                            dkey += 1 << c1s
+                        elif m == 2:
+                            dkey += 1 << c2s
+                        dpts = used if need_card else pv * (used + jok)
+                        options.append((dkey, wn * used + wj * jok, dpts, index))
+                    cache[pair] = options
+                for dkey, dscore, dpts, index in options:
+                    nk = key + dkey
+                    if (nk >> js) & 15 > jmax:
+                        continue
+                    if threshold and dpts:
+                        pts = (key >> ps) & 255
+                        nk += (min(threshold, pts + dpts) - pts) << ps
+                    elif need_card and dpts and not (key >> ps) & 1:
+                        nk += 1 << ps
+                    s2 = score + dscore
+                    old = get(nk)
+                    if old is None or old < s2:
+                        nxt[nk] = s2
+                        back[nk] = key << 12 | index
+            if floor is not None:
+                row = bounds[rank][suit]
+                nxt = {k: v for k, v in nxt.items() if v + row[(k >> js) & 15] >= floor}
+            backs.append(back)
+            current = nxt
+        # resolve the sets of this rank
+        resolved: dict[int, int] = {}
+        back = {}
+        get = resolved.get
+        for key, score in current.items():
+            c1 = (key >> c1s) & 7
+            c2 = (key >> c2s) & 7
+            base = key & clear_c
+            for j in set_joker_counts(c1, c2, cfg.set_max):
+                nk = base + (j << js)
+                if (nk >> js) & 15 > jmax:
+                    break
+                if threshold and j:
+                    pts = (key >> ps) & 255
+                    nk += (min(threshold, pts + pv * j) - pts) << ps
+                s2 = score + wj * j
+                old = get(nk)
+                if old is None or old < s2:
+                    resolved[nk] = s2
+                    back[nk] = key << 5 | j
+        if floor is not None:
+            row = bounds[rank][4]
+            resolved = {k: v for k, v in resolved.items() if v + row[(k >> js) & 15] >= floor}
+        resolved = _prune_dominated(resolved, pairs, width, mask)
+        backs.append(back)
+        history.append(backs)
+        frontier = resolved
+    # end states
+    best: tuple[int, int] | None = None
+    end_ok = pairs.end_ok
+    for key, score in frontier.items():
+        jokers = (key >> js) & 15
+        if jokers < p.jokers_min or (threshold and (key >> ps) & 255 < threshold):
+            continue
+        if need_card and not (key >> ps) & 1 and jokers <= p.jokers_min:
+            continue
+        if not all(end_ok(key >> (width * s) & mask) for s in range(4)):
+            continue
+        total = score + p.joker_adjust[jokers]
+        if floor is not None and total < floor:
+            continue
+        if best is None or best[0] < total:
+            best = (total, key)
+    if best is None:
+        return None
+    total, key = best
+    melds = _rebuild(p, history, key, initial, lanes, pairs, lay)
+    return Result(total, (key >> js) & 15, (key >> ps) & 255, melds)
+
+
+def _prune_dominated(states: dict[int, int], pairs: Pairs, width: int, mask: int) -> dict[int, int]:
+    """Drop states that another state dominates in one suit (same jokers, points and other
+    suits, a lane pair that dominates, a score at least as high)."""
+    kept = {}
+    above = pairs.pairs_above
+    get = states.get
+    for key, score in states.items():
+        for suit in range(4):
+            shift = width * suit
+            pair = (key >> shift) & mask
+            ups = above(pair)
+            if ups:
+                base = key - (pair << shift)
+                for up in ups:
+                    other = get(base + (up << shift))
+                    if other is not None and other >= score:
+                        break
+                else:
+                    continue
+                break
+        else:
+            kept[key] = score
+    return kept
+
+
+def _rebuild(
+    p: Problem,
+    history: list[list[dict[int, int]]],
+    end: int,
+    initial: dict[int, int],
+    lanes: Lanes,
+    pairs: Pairs,
+    lay: Layout,
+) -> list[list[int]]:
+    """Walk the back-pointers from ``end`` and build the melds."""
+    width, mask = lay.width, lay.mask
+    choices: list[tuple[list[tuple[int, int]], int]] = []
+    key = end
+    for rank in range(13, 0, -1):
+        backs = history[rank - 1]
+        packed = backs[4][key]
+        key, set_jokers = packed >> 5, packed & 31
+        per_suit: list[tuple[int, int]] = [(0, 0)] * 4
+        for suit in range(3, -1, -1):
+            packed = backs[suit][key]
+            prev, index = packed >> 12, packed & 4095
+            m = ((key >> lay.c1s) & 7) - ((prev >> lay.c1s) & 7)
+            m += 2 * (((key >> lay.c2s) & 7) - ((prev >> lay.c2s) & 7))
+            per_suit[suit] = (index, m)
+            key = prev
+        choices.append((per_suit, set_jokers))
+    assert key in initial
+    choices.reverse()
+    melds: list[list[int]] = []
+    slot_runs: list[list[list[int] | None]] = [[None, None] for _ in range(4)]
+    crossing: list[list[list[int] | None]] = [[None, None] for _ in range(4)]
+    pair_of = [(key >> (width * s)) & mask for s in range(4)]
+    for rank in range(1, 14):
+        per_suit, set_jokers = choices[rank - 1]
+        m_vec = []
+        for suit in range(4):
+            index, m = per_suit[suit]
+            move = pairs.pair_moves(pair_of[suit])[index]
+            m_vec.append(m)
+            runs = slot_runs[suit]
+            for slot in range(2):
+                lm = move.moves[slot]
+                if lm.closes:
+                    run = runs[slot]
+                    assert run is not None
+                    state = lanes.states[pairs.pairs[pair_of[suit]][slot]]
+                    if state[0] == "R" and state[3]:
+                        crossing[suit][slot] = run  # joined with the lane's last run at the end
+                    else:
+                        melds.append(run)
+                    runs[slot] = None
+                if lm.take != NONE:
+                    card = make_card(rank, suit) if lm.take == NAT else JOKER
+                    if lm.starts:
+                        runs[slot] = [card]
+                    else:
+                        run = runs[slot]
+                        assert run is not None
+                        run.append(card)
+            if move.swapped:
+                runs.reverse()
+                crossing[suit].reverse()
+            pair_of[suit] = move.new
+        groups = set_groups(tuple(m_vec), set_jokers, p.cfg.set_max)
+        assert groups is not None
+        for suits, jokers in groups:
+            melds.append([make_card(rank, s) for s in suits] + [JOKER] * jokers)
+    for suit in range(4):
+        for slot in range(2):
+            run = slot_runs[suit][slot]
+            head = crossing[suit][slot]
+            if run is not None:
+                melds.append(run + head if head is not None else run)
+            elif head is not None:
+                melds.append(head)
+    return melds

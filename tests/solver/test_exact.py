@@ -1,0 +1,129 @@
+"""Exactness: the solver against independent oracles on random positions.
+
+- the integer program of den Hertog and Hulshof through HiGHS (``oracle.py``): the number of
+  cards placed (and then the jokers in the layout) for ``cards``, the value for ``points``, the
+  naturals for ``opening``;
+- exhaustive search over every sub-multiset as a meld, on small cases (no HiGHS needed).
+
+Every returned layout is judged by ``judge_play`` and checked for conservation of cards. The
+default run checks a sample; ``-m slow`` runs thousands of positions of every size and option
+mix (ace wrap, 0-8 jokers, run and set limits, every joker policy, opening thresholds).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from shared.core.cards import JOKER
+from shared.core.rulesets import RuleSet, rule_set
+from shared.core.solver import arrange, solve
+from tests.solver.helpers import brute_force_cards, check_play, dp_points
+from tests.solver.positions import position
+
+highspy = pytest.importorskip("highspy")
+
+from tests.solver.oracle import solve_ilp  # noqa: E402
+
+
+def random_rules(rng: random.Random, fast: bool) -> RuleSet:
+    preset = rng.choice(["rummikub", "robbers", "robbers-classic"])
+    options: dict[str, Any] = {"jokers": rng.choice([0, 2, 2, 4, 6, 8] if not fast else [0, 2, 4])}
+    if preset == "robbers-classic" and fast:
+        options["ace"] = "low" if rng.random() < 0.5 else "wrap"
+    elif rng.random() < 0.3:
+        options["ace"] = rng.choice(["low", "wrap"])
+    if rng.random() < 0.2:
+        options["run_max"] = rng.choice([3, 4, 5, 7])
+    if rng.random() < 0.2:
+        options["set_max"] = 3
+    if preset != "robbers-classic" and rng.random() < 0.4:
+        options["joker_policy"] = rng.choice(["to_hand", "never", "must_replay"])
+    if preset != "robbers-classic" and rng.random() < 0.3:
+        options["opening_points"] = rng.choice([0, 20, 30, 51])
+    return rule_set(preset, options)
+
+
+def compare(rules: RuleSet, table: Any, hand: Any, opened: bool, goal: str) -> None:
+    play = solve(rules, table, hand, opened, goal)  # type: ignore[arg-type]
+    check_play(rules, table, hand, opened, play)
+    oracle = solve_ilp(rules, table, hand, opened, goal)
+    context = (goal, opened, rules.name, rules.options(), table, hand, play, oracle)
+    assert play.found == oracle.feasible, context
+    if not play.found:
+        return
+    if goal == "cards":
+        assert len(play.played) == oracle.cards, context
+        if opened or rules.opening_points == 0:
+            assert play.jokers == oracle.jokers, context
+        else:
+            assert play.played.count(JOKER) == oracle.jokers, context
+    elif goal == "points":
+        assert dp_points(rules, play) == oracle.points, context
+    else:
+        assert sum(1 for c in play.played if c != JOKER) == oracle.naturals, context
+        assert play.played.count(JOKER) == oracle.jokers, context
+
+
+def run_positions(seed: int, count: int, sizes: list[int], fast: bool) -> None:
+    rng = random.Random(seed)
+    for _ in range(count):
+        rules = random_rules(rng, fast)
+        table, hand = position(rules, rng.choice(sizes), rng.randint(1, 14 if fast else 25), rng)
+        opened = rng.random() < 0.8
+        goal = rng.choice(["cards", "cards", "points", "opening"])
+        compare(rules, table, hand, opened, goal)
+
+
+def test_against_the_integer_program_sample() -> None:
+    run_positions(2026, 40, [0, 6, 10, 16, 20], fast=True)
+
+
+def test_standard_game_against_the_integer_program() -> None:
+    rules = rule_set("rummikub")
+    rng = random.Random(11)
+    for size in (20, 30, 40):
+        for _ in range(3):
+            table, hand = position(rules, size, rng.randint(14, 18), rng)
+            compare(rules, table, hand, True, "cards")
+
+
+def test_against_exhaustive_search() -> None:
+    rng = random.Random(5)
+    checked = 0
+    while checked < 60:
+        rules = random_rules(rng, fast=True)
+        rules = rule_set(rules.name, {**rules.options(), "joker_policy": "never"})
+        table, hand = position(rules, rng.choice([0, 3, 6]), rng.randint(2, 6), rng)
+        table_cards = [c for m in table for c in m]
+        expected = brute_force_cards(rules, table_cards, hand)
+        assert expected is not None  # the table is valid
+        play = solve(rules, table, hand, True)
+        check_play(rules, table, hand, True, play)
+        assert len(play.played) == expected, (rules.options(), table, hand, play)
+        checked += 1
+
+
+def test_arrange_against_exhaustive_search() -> None:
+    rng = random.Random(8)
+    for _ in range(80):
+        rules = random_rules(rng, fast=True)
+        _, cards = position(rules, 0, rng.randint(3, 8), rng)
+        naturals = [c for c in cards if c != JOKER]
+        jokers = cards.count(JOKER)
+        found = arrange(rules, cards)
+        # arrangeable with all naturals placed, some jokers optional
+        best = brute_force_cards(rules, naturals, [JOKER] * jokers)
+        assert found.arrangeable == (best is not None), (rules.options(), cards)
+        if found.arrangeable:
+            layout_cards = sorted(c for m in found.layout for c in m)
+            assert layout_cards == sorted([*naturals, *[JOKER] * (jokers - found.free_jokers)])
+            assert all(rules and m for m in found.layout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10))
+def test_thousands_of_positions(seed: int) -> None:
+    run_positions(1000 + seed, 200, [0, 10, 20, 30, 40, 60, 80], fast=False)

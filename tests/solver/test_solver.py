@@ -1,0 +1,179 @@
+"""The solver on positions worked by hand: every goal, every joker policy, ace wrap, limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.core.cards import JOKER, cards_str
+from shared.core.rulesets import rule_set
+from shared.core.solver import arrange, solve
+from tests.solver.helpers import cards, check_play, melds
+
+RUMMIKUB = rule_set("rummikub")
+ROBBERS = rule_set("robbers")
+CLASSIC = rule_set("robbers-classic")
+
+
+def layout_text(play: object) -> list[list[str]]:
+    return sorted(cards_str(m) for m in play.layout)  # type: ignore[attr-defined]
+
+
+def test_splits_a_run_to_place_a_card() -> None:
+    table = melds("4C 5C 6C 7C 8C")
+    play = solve(RUMMIKUB, table, cards("6C 2H"), True)
+    check_play(RUMMIKUB, table, cards("6C 2H"), True, play)
+    assert cards_str(play.played) == ["6C"]
+    assert layout_text(play) == [["4C", "5C", "6C"], ["6C", "7C", "8C"]]
+
+
+def test_rearranges_sets_and_runs_together() -> None:
+    # 7H goes into a new run only if 5H/6H come out of the sets, which then need the hand's 5D/6D.
+    table = melds("5S 5H 5C", "6S 6H 6C")
+    hand = cards("7H 5D 6D")
+    play = solve(RUMMIKUB, table, hand, True)
+    check_play(RUMMIKUB, table, hand, True, play)
+    assert len(play.played) == 3
+
+
+def test_no_play_leaves_the_table() -> None:
+    table = melds("4C 5C 6C")
+    play = solve(RUMMIKUB, table, cards("9H KD"), True)
+    assert not play.found
+    assert play.played == ()
+    assert layout_text(play) == [["4C", "5C", "6C"]]
+
+
+def test_prefers_fewer_jokers_among_equal_plays() -> None:
+    hand = cards("5H 6H 7H JK")
+    play = solve(RUMMIKUB, [], hand, True)
+    # the joker is a card too: 4 cards beat 3, so it is played
+    assert len(play.played) == 4
+    # melds of exactly 3: [5H 6H 7H] or [5H 6H JK] or [5H JK 7H] all place 3 cards
+    rules = rule_set("rummikub", {"run_max": 3, "set_max": 3})
+    play = solve(rules, [], hand, True)
+    check_play(rules, [], hand, True, play)
+    assert JOKER not in play.played and len(play.played) == 3
+
+
+def test_to_hand_redeems_a_table_joker() -> None:
+    table = melds("5H JK 7H")
+    hand = cards("6H")
+    play = solve(ROBBERS, table, hand, True)
+    check_play(ROBBERS, table, hand, True, play)
+    assert cards_str(play.to_hand) == ["JK"]
+    assert layout_text(play) == [["5H", "6H", "7H"]]
+
+
+def test_never_and_must_replay_keep_table_jokers() -> None:
+    table = melds("5H JK 7H")
+    hand = cards("6H")
+    for policy in ("never", "must_replay"):
+        rules = rule_set("robbers", {"joker_policy": policy})
+        play = solve(rules, table, hand, True)
+        check_play(rules, table, hand, True, play)
+        assert play.to_hand == ()
+        assert sum(m.count(JOKER) for m in play.layout) == 1
+
+
+def test_opening_needs_the_threshold_from_the_hand() -> None:
+    table = melds("4C 5C 6C")
+    hand = cards("7C 2H 3H 4H")  # 7C would lay off, but before opening the table is untouched
+    play = solve(ROBBERS, table, hand, False)
+    assert not play.found  # 2H 3H 4H is 9 points, robbers needs 40
+    hand = cards("QH KH JH 7C")  # 30 points
+    assert not solve(ROBBERS, table, hand, False).found
+    hand = cards("QH KH JH 10H 7C")  # 40 points
+    play = solve(ROBBERS, table, hand, False)
+    check_play(ROBBERS, table, hand, False, play)
+    assert sorted(cards_str(play.played)) == ["10H", "JH", "KH", "QH"]
+
+
+def test_opening_uses_jokers_only_where_needed() -> None:
+    hand = cards("QH KH JH 9S 9D JK")
+    rules = rule_set("robbers", {"opening_points": 30})
+    play = solve(rules, [], hand, False, "opening")
+    check_play(rules, [], hand, False, play)
+    # the joker would add a card (9S 9D JK) but the opening reaches 30 without it
+    assert JOKER in play.played  # it places two more naturals, so it is needed
+    hand = cards("QH KH JH JK")
+    play = solve(rules, [], hand, False, "opening")
+    assert JOKER not in play.played
+    play = solve(rules, [], hand, False, "cards")
+    assert JOKER in play.played  # the cards goal counts a joker as a card
+
+
+def test_points_goal_prefers_value() -> None:
+    table = melds("2S 3S 4S")
+    hand = cards("AS KD KC KH 5S")
+    rules = rule_set("robbers", {"opening_points": 0})
+    play = solve(rules, table, hand, True, "points")
+    check_play(rules, table, hand, True, play)
+    assert play.points == 30 + 15 + 5  # KD KC KH, AS and 5S laid off on the run
+    assert len(play.played) == 5
+
+
+def test_wrap_runs_cross_king_to_ace() -> None:
+    table = melds("QS KS AS")
+    hand = cards("2S JS")
+    play = solve(CLASSIC, table, hand, True)
+    check_play(CLASSIC, table, hand, True, play)
+    assert layout_text(play) == [["JS", "QS", "KS", "AS", "2S"]]
+    low = rule_set("robbers-classic", {"ace": "low"})
+    assert not solve(low, [], cards("QS KS AS"), True).found
+
+
+def test_run_and_set_limits() -> None:
+    rules = rule_set("rummikub", {"run_max": 4, "set_max": 3})
+    hand = cards("AH 2H 3H 4H 5H 6H 7H")
+    play = solve(rules, [], hand, True)
+    check_play(rules, [], hand, True, play)
+    assert len(play.played) == 7 and all(len(m) <= 4 for m in play.layout)
+    hand = cards("9S 9H 9D 9C")
+    play = solve(rules, [], hand, True)
+    assert len(play.played) == 3  # a set holds at most 3
+    rules = rule_set("rummikub", {"run_max": 3})
+    play = solve(rules, [], cards("AH 2H 3H 4H 5H"), True)
+    assert len(play.played) == 3  # 5 cards cannot be runs of exactly 3
+
+
+def test_long_runs_are_merged() -> None:
+    hand = cards("AH 2H 3H 4H 5H 6H 7H 8H 9H")
+    play = solve(RUMMIKUB, [], hand, True)
+    assert [len(m) for m in play.layout] == [9]
+
+
+def test_many_jokers() -> None:
+    rules = rule_set("robbers", {"jokers": 8, "opening_points": 0})
+    hand = [*cards("5H 9C"), *[JOKER] * 8]
+    play = solve(rules, [], hand, True)
+    check_play(rules, [], hand, True, play)
+    assert len(play.played) == 10
+
+
+def test_min_disruption_keeps_table_melds() -> None:
+    table = melds("3H 4H 5H", "6H 7H 8H", "9S 9D 9C")
+    hand = cards("9H")
+    play = solve(RUMMIKUB, table, hand, True, min_disruption=True)
+    check_play(RUMMIKUB, table, hand, True, play)
+    # 9H extends the run or joins the set; either way two table melds stay as they were
+    assert play.unchanged == 2
+
+
+def test_arrange() -> None:
+    found = arrange(RUMMIKUB, cards("5H 6H 7H JK 5S 5D"))
+    assert found.arrangeable and found.free_jokers == 0
+    found = arrange(RUMMIKUB, cards("5H 6H 7H JK JK"))
+    assert found.arrangeable and found.free_jokers == 2
+    assert not arrange(RUMMIKUB, cards("5H 6H 8H")).arrangeable
+    assert arrange(RUMMIKUB, cards("5H 6H 8H JK")).arrangeable
+
+
+@pytest.mark.parametrize("goal", ["cards", "points", "opening"])
+def test_every_goal_on_an_empty_hand(goal: str) -> None:
+    play = solve(RUMMIKUB, melds("4C 5C 6C"), [], True, goal)  # type: ignore[arg-type]
+    assert not play.found
+
+
+def test_unknown_goal() -> None:
+    with pytest.raises(ValueError, match="goal"):
+        solve(RUMMIKUB, [], [], True, "most")  # type: ignore[arg-type]
