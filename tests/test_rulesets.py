@@ -122,6 +122,7 @@ OTHER_VALUE: dict[str, object] = {
     "run_max": 7,
     "set_max": 3,
     "max_reshuffles": None,
+    "hints": False,
 }
 
 # Values outside what each option allows (RULES.md Decision 12 and the README's table).

@@ -502,6 +502,9 @@ def make_app(client: Any, settings: Settings) -> web.Application:
     from services.gateway import replay_routes  # here: it reads GATEWAY from this module
 
     replay_routes.add_routes(app)
+    from services.gateway import hint_routes  # the solver's hint for a seat (issue 11)
+
+    hint_routes.add_routes(app)
     app.router.add_get("/openapi.json", openapi)
     static_routes.add_routes(app)  # the web client at / (and /web/, /api/rules)
     health_routes(app, gateway.metrics.registry, gateway.ready)

@@ -63,6 +63,7 @@ class RuleSet:
     run_max: int
     set_max: int
     max_reshuffles: int | None  # discard-pile variant: refills of the stock from the pile
+    hints: bool = True  # GET /api/games/{id}/hint answers (a house rule)
 
     def hand_size_for(self, seats: int) -> int:
         """Cards dealt to each seat at a table of ``seats``."""
@@ -193,6 +194,7 @@ OPTIONS: dict[str, OptionSpec] = {
         0,
         100,
     ),
+    "hints": OptionSpec("bool", "seats may ask the server for a hint (the solver's best play)"),
 }
 
 

@@ -1,0 +1,80 @@
+"""``GET /api/games/{id}/hint``: the solver's best play for a seat, from that seat's own view.
+
+A seat token only (the host token, a spectator or no token get 401/403): the hint is computed
+from exactly what ``seat_view`` shows that seat (its own hand, the table, whether it has opened),
+so it reveals nothing a seat does not already see. Hints are a house rule: a game created with
+the option ``"hints": false`` answers 409 ``hints_off``.
+
+Query: ``goal`` = ``cards`` (default) | ``points`` | ``opening``; ``min_disruption`` = ``true`` |
+``false``. The answer mirrors `rummy solve`: ``layout`` (a whole table the referee accepts for
+that seat), ``played``, ``to_hand``, ``points``, ``seconds``, plus ``found``, ``my_turn`` and the
+game ``version`` it was computed at. The solver runs in a worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from aiohttp import web
+
+from services.gateway.errors import ApiError
+from shared.core.cards import cards_str, sorted_cards
+from shared.core.solver import solve
+from shared.core.views import seat_view
+
+GOALS = ("cards", "points", "opening")
+
+
+def _gateway(request: web.Request) -> Any:
+    from services.gateway.app import GATEWAY  # not at the top: app.py imports this module
+
+    return request.app[GATEWAY]
+
+
+async def hint(request: web.Request) -> web.Response:
+    gw = _gateway(request)
+    game_id = request.match_info["game_id"]
+    loaded = await gw.load(game_id)
+    role = await gw.viewer(request, game_id, required=True)
+    if role is None or not role.isdigit():
+        raise ApiError(403, "forbidden", "hints are for seats: send a seat token")
+    seat = int(role)
+    state = loaded.state
+    if not state.rules.hints:
+        raise ApiError(409, "hints_off", "hints are switched off for this game")
+    if state.status == "finished":
+        raise ApiError(409, "game_finished", "the game is over")
+    if not state.hands or seat >= len(state.hands):
+        raise ApiError(409, "game_not_started", "there is no hand to hint at before the deal")
+    goal = request.query.get("goal", "cards")
+    if goal not in GOALS:
+        raise ApiError(422, "bad_request", f"goal must be one of {', '.join(GOALS)}")
+    flag = request.query.get("min_disruption", "false")
+    if flag not in ("true", "false"):
+        raise ApiError(422, "bad_request", "min_disruption must be true or false")
+    view = seat_view(state, seat)
+    started = time.perf_counter()
+    play = await asyncio.get_running_loop().run_in_executor(
+        None, solve, view.rules, view.table, view.hand, view.opened, goal, flag == "true"
+    )
+    return web.json_response(
+        {
+            "seat": seat,
+            "version": loaded.version,
+            "my_turn": view.my_turn,
+            "goal": goal,
+            "found": play.found,
+            "layout": [cards_str(m) for m in play.layout],
+            "played": cards_str(sorted_cards(play.played)),
+            "to_hand": cards_str(sorted_cards(play.to_hand)),
+            "points": play.points,
+            "seconds": round(time.perf_counter() - started, 6),
+        }
+    )
+
+
+def add_routes(app: web.Application) -> None:
+    """Register the hint route on the gateway app."""
+    app.router.add_get("/api/games/{game_id}/hint", hint)
