@@ -32,6 +32,7 @@ bench: install
 	$(BIN)/python tests/bench/core.py
 	$(BIN)/python tests/bench/engine.py
 	$(BIN)/python tests/bench/load.py --games 50 --duration 8 --open-games 200
+	$(BIN)/python tests/bench/solver.py --positions 20 --games 40
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

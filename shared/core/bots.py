@@ -246,3 +246,43 @@ BOTS: dict[str, Callable[[], Bot]] = {
     "greedy": GreedyBot,
     "clumsy": ClumsyBot,
 }
+
+
+def solver_layout(view: SeatView, keep_jokers: bool = False) -> Melds | None:
+    """The exact solver's play of the most cards (an opening when the seat has not opened).
+    ``keep_jokers``: play without the hand's jokers unless they let the seat go out."""
+    from shared.core.solver import solve  # here: the solver imports the rules core, not bots
+
+    rules = view.rules
+    play = solve(rules, view.table, view.hand, view.opened)
+    if not play.found:
+        return None
+    if keep_jokers and JOKER in play.played and len(play.played) < len(view.hand):
+        naturals = [c for c in view.hand if c != JOKER]
+        held = solve(rules, view.table, naturals, view.opened)
+        if held.found:
+            return held.layout
+    return play.layout
+
+
+class SolverBot:
+    """Plays the exact solver's best play each turn: the most cards, fewest jokers."""
+
+    name = "solver"
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        return _turn(view, rng, lambda: solver_layout(view))
+
+
+class PatientBot:
+    """The solver's play, but jokers stay in the hand until they let the seat go out (a joker
+    held can place a card next turn that nothing else could)."""
+
+    name = "patient"
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        return _turn(view, rng, lambda: solver_layout(view, keep_jokers=True))
+
+
+BOTS["solver"] = SolverBot
+BOTS["patient"] = PatientBot
