@@ -19,6 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from shared.infra.settings import Settings
 
 _EMBEDDED: dict[str, fakeredis.FakeServer] = {}
+MAX_CONNECTIONS = 512  # per client; a command waits (up to 20 s) when all are busy
 
 
 def embedded_server(name: str = "default") -> fakeredis.FakeServer:
@@ -39,23 +40,25 @@ def connect(settings: Settings) -> Any:
     """
     # A blocking pool: under a burst, a command waits for a free connection (up to 20 s) rather
     # than failing at once with "Too many connections" (redis-py's plain pool raises).
-    pool: dict[str, Any] = {
-        "connection_pool_class": aioredis.BlockingConnectionPool,
-        "max_connections": 512,
-    }
     if settings.redis_url is None:
-        return fakeredis.aioredis.FakeRedis(server=embedded_server(), **pool)
+        return fakeredis.aioredis.FakeRedis(
+            server=embedded_server(),
+            connection_pool_class=aioredis.BlockingConnectionPool,
+            max_connections=MAX_CONNECTIONS,
+        )
     retry = Retry(ExponentialBackoff(cap=2.0, base=0.05), retries=8)
     errors = [RedisConnectionError, RedisTimeoutError, ConnectionResetError]
     if settings.redis_cluster:
         return RedisCluster.from_url(
-            settings.redis_url, retry=retry, retry_on_error=errors, max_connections=512
+            settings.redis_url, retry=retry, retry_on_error=errors, max_connections=MAX_CONNECTIONS
         )
-    return aioredis.Redis.from_url(
+    blocking = aioredis.BlockingConnectionPool.from_url(
         settings.redis_url,
-        **pool,
+        max_connections=MAX_CONNECTIONS,
+        timeout=20,
         retry=retry,
         retry_on_error=errors,
         health_check_interval=15,
         socket_keepalive=True,
     )
+    return aioredis.Redis(connection_pool=blocking)
