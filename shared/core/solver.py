@@ -28,6 +28,8 @@ adds back every other table meld it can while the play stays optimal).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 from collections import Counter
 from collections.abc import Sequence
@@ -38,7 +40,14 @@ from shared.core.cards import JOKER
 from shared.core.judgement import _redeemable, judge_play
 from shared.core.melds import card_values, joker_candidates, readings
 from shared.core.rulesets import RuleSet
-from shared.core.solver_dp import Config, Problem, Result, solve_dp, upper_bounds
+from shared.core.solver_dp import (
+    Config,
+    Problem,
+    Result,
+    StateBudget,
+    solve_dp,
+    upper_bounds,
+)
 
 Goal = Literal["cards", "points", "opening"]
 GOALS: tuple[str, ...] = ("cards", "points", "opening", "arrange")
@@ -49,6 +58,10 @@ CARD = 1_000_000  # lexicographic weights of the DP score
 JOKER_COST = 1_000
 POINT = 10_000
 POINTS_CARD = 10
+# Under ace wrap a search past this many states in a stage (rare: many jokers and runs crossing
+# K-A) stops, and the best play with the ace low (legal under wrap too) is returned, marked
+# ``exact=False``. Ace-low searches have no budget.
+WRAP_STATES = 12_000
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,7 @@ class Play:
     points: int | None  # as ``judge_play`` counts them
     jokers: int  # jokers in the layout
     unchanged: int  # table melds left as they were
+    exact: bool = True  # False only under ace wrap past the state budget (``WRAP_STATES``)
 
 
 @dataclass(frozen=True)
@@ -143,45 +157,67 @@ def _problem(
 
 def _placeable(p: Problem) -> Problem:
     """Drop the optional cards that no meld could hold (too few cards of their rank for a set
-    and too few of their suit nearby for a run, even with every joker): the optimum is the same
-    and the search is smaller."""
+    and too few of their suit nearby for a run, even with every joker), and mark those that no
+    meld holds without a joker: the optimum is the same, the search smaller, the bound tighter."""
     jokers = p.jokers_max
     cfg = p.cfg
     hand = [list(row) for row in p.hand]
+    needy = [[0] * 4 for _ in range(14)]
     for rank in range(1, 14):
         for suit in range(4):
             if not hand[rank][suit]:
                 continue
             suits = sum(1 for s in range(4) if p.table[rank][s] + p.hand[rank][s])
-            if suits + jokers >= 3:
-                continue
-            ok = False
+            fewest = 3 - suits  # jokers a set with this card needs
             for first in range(rank - 2, rank + 1):
-                window = [first, first + 1, first + 2]
                 if not cfg.wrap and (first < 1 or first + 2 > 13):
                     continue
                 missing = 0
-                for r in window:
+                for r in (first, first + 1, first + 2):
                     r = (r - 1) % 13 + 1
                     if not (p.table[r][suit] + p.hand[r][suit]):
                         missing += 1
-                if missing <= jokers:
-                    ok = True
-                    break
-            if not ok:
+                fewest = min(fewest, missing)
+            if fewest > jokers:
                 hand[rank][suit] = 0
+            elif fewest > 0:
+                needy[rank][suit] = hand[rank][suit]
     p.hand = hand
+    p.needy = needy
     return p
 
 
 def _bounded(p: Problem, unit: int) -> Result | None:
     """Solve with a floor: first demand the upper bound (in whole units of the goal's first
-    criterion), then one unit less, ...; a floor that nothing reaches costs little, because
-    every state that has already lost too much is dropped. After a few misses, no floor."""
+    criterion), then one unit less, and so on. A floor nothing reaches costs little, because
+    every state that has already lost too much is dropped; the first floor reached gives the
+    optimum (every better one was refuted). Ten misses: no floor.
+
+    Under ``ace: wrap`` the same problem with the ace low is solved first: its arrangements are
+    legal under wrap too, so its score is an exact floor for the (much larger) wrap search."""
     p = _placeable(p)
+    if p.cfg.wrap:
+        low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit)
+        if low is not None:
+            p.floor = low.score
+            p.max_states = WRAP_STATES
+            try:
+                found = solve_dp(p)
+            except StateBudget:
+                low.exact = False
+                return low
+            return found if found is not None and found.score >= low.score else low
+        p.max_states = WRAP_STATES  # past it: StateBudget, caught by the search (no play found)
+    return _stepped(p, unit)
+
+
+def _stepped(p: Problem, unit: int) -> Result | None:
+    """The floor steps of ``_bounded``."""
     top = upper_bounds(p)[0][4][0]
     target = (top + unit // 2) // unit
-    for _ in range(3):
+    for _ in range(10):
+        if target < 0:
+            break
         p.floor = target * unit - unit // 2
         found = solve_dp(p)
         if found is not None:
@@ -279,6 +315,7 @@ class _Search:
         self.table_jokers = self.table_cards.count(JOKER)
         self.hand_jokers = self.hand.count(JOKER)
         self.unit = POINT if goal == "points" else CARD
+        self.exact = True
 
     # --- the DP problems --------------------------------------------------------------------
 
@@ -296,7 +333,14 @@ class _Search:
         if self.opening:
             jmax = optional.count(JOKER)
             w = _weights(rules, self.goal, 0, jmax, True)
-            return _bounded(_problem(rules, [], optional, jmax, 0, w), self.unit)
+            try:
+                found = _bounded(_problem(rules, [], optional, jmax, 0, w), self.unit)
+            except StateBudget:
+                self.exact = False
+                return None
+            if found is not None and not found.exact:
+                self.exact = False
+            return found
         tj = self.table_jokers
         kept_jokers = sum(m.count(JOKER) for m in kept)
         jmax = mandatory.count(JOKER) + optional.count(JOKER)
@@ -304,13 +348,19 @@ class _Search:
         w.adjust = w.adjust[kept_jokers:]
         for meld in kept:
             if JOKER in meld:
-                found = readings(meld, rules)
-                stands = found[0].joker_cards() if found else ()
+                read = readings(meld, rules)
+                stands = read[0].joker_cards() if read else ()
                 forced += sum(w.joker[c % 13 + 1] for c in stands)
         jmin = mandatory.count(JOKER) if jokers_min is None else jokers_min
         problem = _problem(rules, mandatory, optional, jmax, jmin, w)
         problem.need_card = self.goal == "points" and not forced
-        result = _bounded(problem, self.unit)
+        try:
+            result = _bounded(problem, self.unit)
+        except StateBudget:
+            self.exact = False
+            return None
+        if result is not None and not result.exact:
+            self.exact = False
         if result is not None and forced:
             result.score += forced
         return result
@@ -415,7 +465,12 @@ class _Search:
         w = _weights(self.rules, "arrange", 0, 0, False)
         jokers = rest_cards.count(JOKER)
         w.adjust = [0] * (jokers + 1)
-        found_rest = solve_dp(_problem(self.rules, rest_cards, [], jokers, jokers, w))
+        problem = _problem(self.rules, rest_cards, [], jokers, jokers, w)
+        problem.max_states = WRAP_STATES
+        try:
+            found_rest = solve_dp(problem)
+        except StateBudget:
+            return None
         if found_rest is None:
             return None
         return _merge_runs(found_rest.melds, self.rules)
@@ -441,7 +496,7 @@ def solve(
     search = _Search(rules, table, hand, opened, goal)
     result = search.best()
     if result is None or not result.melds:
-        return _no_play(table, rules)
+        return dataclasses.replace(_no_play(table, rules), exact=search.exact)
     melds = search.tidy(result.melds, result.score, min_disruption)
     layout = list(search.table) + melds if search.opening else melds
     verdict = judge_play(rules, table, hand, opened, layout)
@@ -460,6 +515,7 @@ def solve(
         verdict.points,
         sum(m.count(JOKER) for m in canonical),
         len(_unchanged(table, canonical)),
+        search.exact,
     )
 
 
@@ -473,7 +529,17 @@ def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     w = _weights(rules, "arrange", 0, jokers, False)
     w.joker = [-1] * 14
     w.adjust = [0] * (jokers + 1)
-    found = solve_dp(_problem(rules, naturals, [], jokers, 0, w))
+    problem = _problem(rules, naturals, [], jokers, 0, w)
+    found = None
+    if problem.cfg.wrap:  # an ace-low layout is legal under wrap too: a floor for the search
+        found = solve_dp(
+            dataclasses.replace(problem, cfg=dataclasses.replace(problem.cfg, wrap=False))
+        )
+        if found is not None:
+            problem.floor = found.score
+            problem.max_states = WRAP_STATES
+    with contextlib.suppress(StateBudget):
+        found = solve_dp(problem) or found
     if found is None:
         return Arrangement(False, (), 0)
     melds = _merge_runs(found.melds, rules)

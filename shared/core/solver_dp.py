@@ -22,9 +22,11 @@ Everything here is pure: integers in, melds out. ``solver.py`` builds goals on t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from shared.core.cards import JOKER, make_card
 
@@ -189,6 +191,8 @@ class Pairs:
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
         self.above: dict[int, list[int]] = {}
         self._end: dict[int, bool] = {}
+        self._covers: dict[int, set[int]] = {}
+        self._height: dict[int, int] = {}
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -196,6 +200,25 @@ class Pairs:
         if found is None:
             a, b = self.pairs[pair]
             found = self._end[pair] = self.lanes.end_ok[a] and self.lanes.end_ok[b]
+        return found
+
+    def covers(self, pair: int) -> set[int]:
+        """The pair codes that ``pair`` dominates (itself included)."""
+        found = self._covers.get(pair)
+        if found is None:
+            a, b = self.pairs[pair]
+            lanes = self.lanes
+            below_a = [x for x in range(len(lanes.states)) if x == a or a in lanes.above[x]]
+            below_b = [x for x in range(len(lanes.states)) if x == b or b in lanes.above[x]]
+            found = {self.code(x, y) for x in below_a for y in below_b}
+            self._covers[pair] = found
+        return found
+
+    def height(self, pair: int) -> int:
+        """How many pair codes dominate ``pair`` (fewer: a better pair); orders ties."""
+        found = self._height.get(pair)
+        if found is None:
+            found = self._height[pair] = len(self.pairs_above(pair))
         return found
 
     def pairs_above(self, pair: int) -> list[int]:
@@ -342,6 +365,12 @@ class Problem:
     threshold: int = 0  # points the placed cards must reach (an opening); 0: none
     floor: int | None = None  # drop states that cannot end at this score or more
     need_card: bool = False  # at least one optional card or joker beyond jokers_min is placed
+    needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
+    max_states: int | None = None  # give up (``StateBudget``) past this many states in a stage
+
+
+class StateBudget(Exception):
+    """The search passed ``Problem.max_states``."""
 
 
 @dataclass
@@ -350,6 +379,7 @@ class Result:
     jokers: int
     points: int  # capped at the threshold when there is one
     melds: list[list[int]]
+    exact: bool = True  # False: the best found within a state budget (see solver.WRAP_STATES)
 
 
 @dataclass
@@ -374,16 +404,21 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     """bound[r][s][J]: the most score can still be added after suit s of rank r has been
     decided (s = 4: after the sets of rank r; rank 0: before anything), with J jokers used so
     far, including the joker adjustment at the end. A state whose score plus this is below the
-    floor cannot reach it."""
+    floor cannot reach it. Optional cards that need a joker to be placed at all (``needy``)
+    count only as far as the jokers left could carry them: such a card shares a meld with a
+    joker and has no joker-free window of three ranks, so it lies within two ranks of one (a run
+    ``a b JK d e``) or in a set with it: four cards per joker at most."""
     jmax = p.jokers_max
+    needy = p.needy or [[0] * 4 for _ in range(14)]
+    top_nat = max(p.nat_weight[1:])
     bounds = []
     for rank in range(14):
-        after = sum(p.nat_weight[r] * p.hand[r][s] for r in range(rank + 1, 14) for s in range(4))
+        cells = [(r, s) for r in range(rank + 1, 14) for s in range(4)]
         rows = []
         for suit in range(5):
-            nat = after
-            if rank:
-                nat += sum(p.nat_weight[rank] * p.hand[rank][s] for s in range(suit + 1, 4))
+            here = cells + ([(rank, s) for s in range(suit + 1, 4)] if rank else [])
+            free = sum(p.nat_weight[r] * (p.hand[r][s] - needy[r][s]) for r, s in here)
+            poor = sum(needy[r][s] for r, s in here)
             first = rank + 1 if suit == 4 or rank == 0 else rank
             wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
             row = []
@@ -392,13 +427,53 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
                     best = p.joker_adjust[used]
                 else:
                     best = max(wj * (f - used) + p.joker_adjust[f] for f in range(used, jmax + 1))
-                row.append(nat + best)
+                row.append(free + min(poor, 4 * (jmax - used)) * top_nat + best)
             rows.append(row)
         bounds.append(rows)
     return bounds
 
 
 def solve_dp(p: Problem) -> Result | None:
+    """The arrangement of highest score (see ``_solve``). Under ``ace: wrap`` the cycle of ranks
+    is first turned so that it starts where the fewest runs can cross (the DP's rank 1 is the
+    rank after the weakest boundary), and the melds are turned back."""
+    if not p.cfg.wrap:
+        return _solve(p)
+
+    def avail(rank: int, suit: int) -> int:
+        return p.table[rank][suit] + p.hand[rank][suit]
+
+    def crossing(first: int) -> tuple[int, int]:
+        last = (first - 2) % 13 + 1
+        return (sum(min(avail(last, s), avail(first, s)) for s in range(4)), first)
+
+    first = min(range(1, 14), key=crossing)
+    if first == 1:
+        return _solve(p)
+    order = [0] + [(first - 1 + i) % 13 + 1 for i in range(13)]  # DP rank -> real rank
+
+    def turn(rows: Sequence[Any]) -> list[Any]:
+        return [rows[order[i]] for i in range(14)]
+
+    turned = dataclasses.replace(
+        p,
+        table=turn(p.table),
+        hand=turn(p.hand),
+        nat_weight=turn(p.nat_weight),
+        joker_weight=turn(p.joker_weight),
+        point_value=turn(p.point_value),
+        needy=turn(p.needy) if p.needy is not None else None,
+    )
+    found = _solve(turned)
+    if found is None:
+        return None
+    back = {make_card(i, s): make_card(order[i], s) for i in range(1, 14) for s in range(4)}
+    back[JOKER] = JOKER
+    found.melds = [[back[c] for c in meld] for meld in found.melds]
+    return found
+
+
+def _solve(p: Problem) -> Result | None:
     """The arrangement of highest score (plus ``joker_adjust`` for the jokers it uses), or None
     when no arrangement places every mandatory card (and reaches the threshold, and the floor)."""
     lanes, pairs = machinery(p.cfg)
@@ -410,19 +485,29 @@ def solve_dp(p: Problem) -> Result | None:
     floor = p.floor
     need_card = p.need_card and not threshold
     bounds = upper_bounds(p) if floor is not None else []
-    if cfg.wrap:
-        starts = [
-            pairs.code(lanes.idle, lanes.idle),
-            pairs.code(lanes.idle, lanes.start),
-            pairs.code(lanes.start, lanes.start),
-        ]
-    else:
-        starts = [pairs.code(lanes.idle, lanes.idle)]
+    options_by_suit = []
+    for suit in range(4):
+        if cfg.wrap:  # lanes may enter the first rank already running (crossing K -> A)
+            # A crossing run holds a natural on each side of the cut, within reach of it (the
+            # ranks between are jokers); one that does not is the same meld read without
+            # crossing. So count the naturals that close to the cut on each side.
+            reach = min(jmax + 1, 13)
+            before = sum(p.table[13 - k][suit] + p.hand[13 - k][suit] for k in range(reach))
+            after = sum(p.table[1 + k][suit] + p.hand[1 + k][suit] for k in range(reach))
+            crossing = min(2, before, after)
+            codes = [lanes.idle, lanes.idle]
+            found = [pairs.code(lanes.idle, lanes.idle)]
+            for k in range(crossing):
+                codes[k] = lanes.start
+                found.append(pairs.code(codes[0], codes[1]))
+        else:
+            found = [pairs.code(lanes.idle, lanes.idle)]
+        options_by_suit.append(found)
     frontier: dict[int, int] = {}
-    for a in starts:
-        for b in starts:
-            for c in starts:
-                for d in starts:
+    for a in options_by_suit[0]:
+        for b in options_by_suit[1]:
+            for c in options_by_suit[2]:
+                for d in options_by_suit[3]:
                     frontier[a | b << width | c << 2 * width | d << 3 * width] = 0
     initial = dict(frontier)
     history: list[list[dict[int, int]]] = []
@@ -474,6 +559,9 @@ def solve_dp(p: Problem) -> Result | None:
             if floor is not None:
                 row = bounds[rank][suit]
                 nxt = {k: v for k, v in nxt.items() if v + row[(k >> js) & 15] >= floor}
+            nxt = _prune_dominated(nxt, pairs, width, mask, js)
+            if p.max_states is not None and len(nxt) > p.max_states:
+                raise StateBudget(len(nxt))
             backs.append(back)
             current = nxt
         # resolve the sets of this rank
@@ -499,7 +587,7 @@ def solve_dp(p: Problem) -> Result | None:
         if floor is not None:
             row = bounds[rank][4]
             resolved = {k: v for k, v in resolved.items() if v + row[(k >> js) & 15] >= floor}
-        resolved = _prune_dominated(resolved, pairs, width, mask)
+        resolved = _prune_dominated(resolved, pairs, width, mask, js)
         backs.append(back)
         history.append(backs)
         frontier = resolved
@@ -526,28 +614,45 @@ def solve_dp(p: Problem) -> Result | None:
     return Result(total, (key >> js) & 15, (key >> ps) & 255, melds)
 
 
-def _prune_dominated(states: dict[int, int], pairs: Pairs, width: int, mask: int) -> dict[int, int]:
-    """Drop states that another state dominates in one suit (same jokers, points and other
-    suits, a lane pair that dominates, a score at least as high)."""
-    kept = {}
-    above = pairs.pairs_above
-    get = states.get
+def _prune_dominated(
+    states: dict[int, int], pairs: Pairs, width: int, mask: int, js: int
+) -> dict[int, int]:
+    """Drop every state that another state dominates: the same jokers, points and set counts,
+    a lane pair at least as good in every suit (``Lanes.above``), and a score at least as high.
+    States are visited best score first, so each is compared only with the few kept ones."""
+    groups: dict[int, list[tuple[int, int, int]]] = {}
+    height = pairs.height
     for key, score in states.items():
-        for suit in range(4):
-            shift = width * suit
-            pair = (key >> shift) & mask
-            ups = above(pair)
-            if ups:
-                base = key - (pair << shift)
-                for up in ups:
-                    other = get(base + (up << shift))
-                    if other is not None and other >= score:
-                        break
-                else:
-                    continue
-                break
-        else:
-            kept[key] = score
+        p0, p1, p2, p3 = (
+            key & mask,
+            (key >> width) & mask,
+            (key >> 2 * width) & mask,
+            key >> 3 * width & mask,
+        )
+        rank = height(p0) + height(p1) + height(p2) + height(p3)
+        groups.setdefault(key >> js, []).append((-score, rank, key))
+    kept: dict[int, int] = {}
+    covers = pairs.covers
+    for items in groups.values():
+        if len(items) == 1:
+            score, _, key = items[0]
+            kept[key] = -score
+            continue
+        items.sort()
+        winners: list[tuple[set[int], set[int], set[int], set[int]]] = []
+        for score, _, key in items:
+            p0, p1, p2, p3 = (
+                key & mask,
+                (key >> width) & mask,
+                (key >> 2 * width) & mask,
+                key >> 3 * width & mask,
+            )
+            for w0, w1, w2, w3 in winners:
+                if p0 in w0 and p1 in w1 and p2 in w2 and p3 in w3:
+                    break
+            else:
+                winners.append((covers(p0), covers(p1), covers(p2), covers(p3)))
+                kept[key] = -score
     return kept
 
 

@@ -28,6 +28,9 @@ highspy = pytest.importorskip("highspy")
 from tests.solver.oracle import solve_ilp  # noqa: E402
 
 
+INEXACT: list[object] = []  # positions answered past the wrap state budget (reported, not hidden)
+
+
 def random_rules(rng: random.Random, fast: bool) -> RuleSet:
     preset = rng.choice(["rummikub", "robbers", "robbers-classic"])
     options: dict[str, Any] = {"jokers": rng.choice([0, 2, 2, 4, 6, 8] if not fast else [0, 2, 4])}
@@ -51,6 +54,12 @@ def compare(rules: RuleSet, table: Any, hand: Any, opened: bool, goal: str) -> N
     check_play(rules, table, hand, opened, play)
     oracle = solve_ilp(rules, table, hand, opened, goal)
     context = (goal, opened, rules.name, rules.options(), table, hand, play, oracle)
+    if not play.exact:  # ace wrap past the state budget: legal, and never better than optimal
+        INEXACT.append(context)
+        assert not play.found or oracle.feasible, context
+        if play.found and goal == "cards":
+            assert len(play.played) <= oracle.cards, context
+        return
     assert play.found == oracle.feasible, context
     if not play.found:
         return
@@ -126,4 +135,8 @@ def test_arrange_against_exhaustive_search() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(10))
 def test_thousands_of_positions(seed: int) -> None:
+    before = len(INEXACT)
     run_positions(1000 + seed, 200, [0, 10, 20, 30, 40, 60, 80], fast=False)
+    inexact = len(INEXACT) - before
+    print(f"seed {seed}: 200 positions, {inexact} past the wrap state budget")
+    assert inexact <= 10  # rare by design; more means the budget or the search regressed

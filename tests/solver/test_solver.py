@@ -177,3 +177,12 @@ def test_every_goal_on_an_empty_hand(goal: str) -> None:
 def test_unknown_goal() -> None:
     with pytest.raises(ValueError, match="goal"):
         solve(RUMMIKUB, [], [], True, "most")  # type: ignore[arg-type]
+
+
+def test_one_joker_carries_four_cards_that_need_it() -> None:
+    # 3H..7H minus 5H: every card's windows of three ranks miss 5H (and 2H, 8H are gone), so
+    # each needs the joker, and one joker carries all four.
+    hand = cards("3H 4H 6H 7H JK 9S")
+    play = solve(RUMMIKUB, [], hand, True)
+    check_play(RUMMIKUB, [], hand, True, play)
+    assert sorted(cards_str(play.played)) == ["3H", "4H", "6H", "7H", "JK"]
