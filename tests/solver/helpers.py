@@ -40,12 +40,19 @@ def check_play(
     assert sorted(verdict.played) == sorted(play.played)
 
 
-def dp_points(rules: RuleSet, play: Play) -> int:
+def dp_points(
+    rules: RuleSet, play: Play, table: Sequence[Sequence[int]] = (), opening: bool = False
+) -> int:
     """Points as the solver ranks them: hand naturals played plus every layout joker at the
-    card it stands for in its meld's best reading."""
+    card it stands for in its meld's best reading (an opening: the new melds' jokers only)."""
     values = card_values(rules.point_values)
     total = sum(values[c] for c in play.played if c != JOKER)
-    for meld in play.layout:
+    melds = list(play.layout)
+    if opening:
+        for meld in table:
+            key = tuple(sorted(meld))
+            melds.remove(next(m for m in melds if tuple(sorted(m)) == key))
+    for meld in melds:
         total += sum(values[c] for c in readings(meld, rules)[0].joker_cards())
     return total
 

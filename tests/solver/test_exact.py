@@ -27,7 +27,6 @@ highspy = pytest.importorskip("highspy")
 
 from tests.solver.oracle import solve_ilp  # noqa: E402
 
-
 INEXACT: list[object] = []  # positions answered past the wrap state budget (reported, not hidden)
 
 
@@ -70,7 +69,8 @@ def compare(rules: RuleSet, table: Any, hand: Any, opened: bool, goal: str) -> N
         else:
             assert play.played.count(JOKER) == oracle.jokers, context
     elif goal == "points":
-        assert dp_points(rules, play) == oracle.points, context
+        opening = not opened and rules.opening_points > 0
+        assert dp_points(rules, play, table, opening) == oracle.points, context
     else:
         assert sum(1 for c in play.played if c != JOKER) == oracle.naturals, context
         assert play.played.count(JOKER) == oracle.jokers, context
