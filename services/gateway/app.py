@@ -163,12 +163,22 @@ class Gateway:
         even if the watcher has seen this version (a socket's first view, a resync)."""
         async with watcher.lock:
             loaded = await self.games.load(watcher.game_id, fresh=True)
+            if loaded.version < watcher.sent_version:
+                # The client has seen a newer version (``?after=``) than the cached state, which
+                # the feed has not caught up with yet: that is news too, so read the log (else
+                # the view goes back, and the events after it come again).
+                self.games.note(watcher.game_id, watcher.sent_version)
+                loaded = await self.games.load(watcher.game_id, fresh=True)
             if loaded.version <= watcher.sent_version and not force:
                 return
             after = min(watcher.sent_version, loaded.version)
             if (after or watcher.catch_up) and after < loaded.version:
                 finished = loaded.state.status == "finished"
-                stored = await self.games.store.read(watcher.game_id, after=after)
+                # Up to the view's version only: what was appended since comes with the next
+                # push (read without a limit, it would come twice).
+                stored = await self.games.store.read(
+                    watcher.game_id, after=after, limit=loaded.version - after
+                )
                 events = [_event_for(s, watcher.viewer, finished) for s in stored]
                 await watcher.ws.send_json({"type": "events", "events": events})
             await watcher.ws.send_json({"type": "view", "view": self.view(loaded, watcher.viewer)})

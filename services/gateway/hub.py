@@ -42,6 +42,7 @@ class Hub:
         self.watchers: dict[str, set[Watcher]] = {}
         self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
         self.log = structlog.get_logger("gateway.hub")
 
     def add(self, watcher: Watcher) -> None:
@@ -73,7 +74,12 @@ class Hub:
         )
 
     async def stop(self) -> None:
-        """Stop following (and close any socket still open with GOING_AWAY)."""
+        """Stop following (and close any socket still open with GOING_AWAY).
+
+        The loops also check a flag: on Python 3.11 a cancellation that meets a Redis command
+        just as it completes can be lost (``asyncio.wait_for`` in redis-py returns the result
+        instead), and a loop that relied on it would go on for ever, and the process with it."""
+        self._stopping = True
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -82,7 +88,7 @@ class Hub:
     async def _tail(self, stream: str) -> str | bytes:
         """The id of the stream's latest entry ("0-0" if none): where following starts. (Not
         "$" in the loop: news added between two blocking reads would be skipped.)"""
-        while True:
+        while not self._stopping:
             try:
                 newest = await self.bus.client.xrevrange(stream, count=1)
                 return newest[0][0] if newest else "0-0"
@@ -91,10 +97,11 @@ class Hub:
             except Exception as err:
                 self.log.warning("reading the feed failed; retrying", error=str(err))
                 await asyncio.sleep(0.5)
+        return "0-0"
 
     async def _follow(self, stream: str) -> None:
         last = await self._tail(stream)
-        while True:
+        while not self._stopping:
             try:
                 reply = await self.bus.client.xread({stream: last}, count=500, block=1000)
             except asyncio.CancelledError:

@@ -179,18 +179,22 @@ class Requester:
         self.stream = bus.keys.replies(name)
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
+        self._closing = False
         self._last = "$"
         self._count = 0
 
     async def start(self) -> None:
         """Start following the reply stream (from now on)."""
         if self._reader is None:
+            self._closing = False
             info = await self.bus.client.xadd(self.stream, {FIELD: b"{}"}, maxlen=REPLY_MAXLEN)
             self._last = info.decode() if isinstance(info, bytes) else str(info)
             self._reader = asyncio.create_task(self._read(), name="replies")
 
     async def close(self) -> None:
-        """Stop following; waiting commands fail."""
+        """Stop following; waiting commands fail. (The reader also checks a flag: on Python
+        3.11 a cancellation that meets a Redis command just as it completes can be lost.)"""
+        self._closing = True
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
@@ -213,7 +217,7 @@ class Requester:
             self._waiting.pop(rid, None)
 
     async def _read(self) -> None:
-        while True:
+        while not self._closing:
             try:
                 reply = await self.bus.client.xread(
                     {self.stream: self._last}, count=500, block=1000

@@ -6,6 +6,7 @@ one process under ``rummy serve``) and mounts ``/healthz``, ``/readyz`` and ``/m
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,10 @@ from prometheus_client import (
 )
 
 _configured = False
+
+READY_SECONDS = 0.8
+"""How long ``/readyz`` waits for the service's answer: a probe gives up after a second (the
+Kubernetes default), and with Redis away the client's retries would take about 9 s."""
 
 
 def configure_logging(level: str = "info") -> None:
@@ -55,7 +60,10 @@ def health_routes(
         return web.json_response({"status": "ok"})
 
     async def readyz(request: web.Request) -> web.Response:
-        ok, why = await ready()
+        try:
+            ok, why = await asyncio.wait_for(ready(), READY_SECONDS)
+        except TimeoutError:
+            ok, why = False, f"no answer within {READY_SECONDS} s (is Redis reachable?)"
         return web.json_response(
             {"status": "ready" if ok else "not ready", "detail": why}, status=200 if ok else 503
         )

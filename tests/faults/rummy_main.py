@@ -1,0 +1,40 @@
+"""`python -m tests.faults.rummy_main COMMAND`: `rummy COMMAND` as the fault tests run it, with
+one addition for their diagnostics: on SIGUSR1 the process prints the stack of every asyncio
+task to its output (a process that does not stop when told shows where it waits)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+from shared.cli.main import main
+
+_run = asyncio.run
+
+
+def _dump_tasks() -> None:
+    for task in asyncio.all_tasks():
+        print(f"--- {task!r}", flush=True)
+        awaited: Any = task.get_coro()
+        while awaited is not None:  # the chain of awaits, outermost first
+            frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+            if frame is not None:
+                print(f"  {frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}")
+            awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    sys.stdout.flush()
+
+
+def _run_with_dump(coro: Coroutine[Any, Any, Any], **kwargs: Any) -> Any:
+    async def wrapped() -> Any:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_tasks)
+        return await coro
+
+    return _run(wrapped(), **kwargs)
+
+
+if __name__ == "__main__":
+    asyncio.run = _run_with_dump  # type: ignore[assignment]
+    sys.exit(main(sys.argv[1:]))
