@@ -61,4 +61,4 @@ def connect(settings: Settings) -> Any:
         health_check_interval=15,
         socket_keepalive=True,
     )
-    return aioredis.Redis(connection_pool=blocking)
+    return aioredis.Redis.from_pool(blocking)  # closing the client closes its pool too
