@@ -96,7 +96,10 @@ async def test_bad_and_failing_feed_entries_are_acknowledged(
     ):
         await stack.client.xadd(feed, {b"c": doc})
     await stack.until(lambda: settled(stack.client, feed, SCORING), timeout=15)
-    assert calls == {"poison-1": stack.settings.max_deliveries}
+    # Redis counts deliveries, not handling attempts: re-reading the group's own pending entries
+    # and XAUTOCLAIM both deliver, so the entry may be given up after fewer handling calls.
+    assert set(calls) == {"poison-1"}
+    assert 1 <= calls["poison-1"] <= stack.settings.max_deliveries
     registry = stack.scoring.registry
     assert registry.get_sample_value("scoring_given_up_total") == 1
     assert registry.get_sample_value("scoring_feed_entries_total") == 6
