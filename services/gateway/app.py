@@ -29,6 +29,7 @@ from shared.core.commands import SEAT_COMMANDS
 from shared.core.events import event_from
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
 from shared.core.views import event_json, view_json
+from shared.infra.autopipe import autopipe
 from shared.infra.bus import Bus, CommandEntry, Requester
 from shared.infra.gamelog import GameLog, Loaded
 from shared.infra.keys import Keys, check_game_id
@@ -67,7 +68,8 @@ class Gateway:
     """The state every handler shares (one per app)."""
 
     def __init__(self, client: Any, settings: Settings) -> None:
-        self.client = client
+        # Concurrent requests' Redis calls share pipelines (blocking reads go straight through).
+        client = self.client = autopipe(client)
         self.settings = settings
         self.keys = Keys(settings.prefix)
         # Views may trust the feed for up to a second: a GET reads the store only when the feed
@@ -172,7 +174,9 @@ class Gateway:
             if loaded.version <= watcher.sent_version and not force:
                 return
             after = min(watcher.sent_version, loaded.version)
-            if (after or watcher.catch_up) and after < loaded.version:
+            # The events too for a socket that asked for them (``?after=`` or a ``sync``); a
+            # socket that did not gets its view alone (one log read per change, not per socket).
+            if watcher.catch_up and after < loaded.version:
                 finished = loaded.state.status == "finished"
                 # Up to the view's version only: what was appended since comes with the next
                 # push (read without a limit, it would come twice).

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from aiohttp import WSCloseCode, web
 
-from shared.infra.bus import Bus, parse_json_field, stream_batches
+from shared.infra.bus import Bus, parse_json_field, read_plan, stream_batches
 
 
 @dataclass(eq=False)
@@ -58,8 +58,8 @@ class Hub:
 
     async def start(self) -> None:
         """Follow every feed partition from now on."""
-        for stream in self.bus.feed_streams():
-            self._tasks.append(asyncio.create_task(self._follow(stream)))
+        for streams in read_plan(self.bus.client, self.bus.feed_streams()):
+            self._tasks.append(asyncio.create_task(self._follow(streams)))
 
     async def close_sockets(self) -> None:
         """Close every socket with GOING_AWAY. Runs on the app's shutdown, before the server
@@ -99,11 +99,11 @@ class Hub:
                 await asyncio.sleep(0.5)
         return "0-0"
 
-    async def _follow(self, stream: str) -> None:
-        last = await self._tail(stream)
+    async def _follow(self, streams: list[str]) -> None:
+        last = {stream: await self._tail(stream) for stream in streams}
         while not self._stopping:
             try:
-                reply = await self.bus.client.xread({stream: last}, count=500, block=1000)
+                reply = await self.bus.client.xread(last, count=500, block=1000)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
@@ -111,23 +111,27 @@ class Hub:
                 await asyncio.sleep(0.5)
                 continue
             latest: dict[str, tuple[int, list[str]]] = {}
-            for _, entries in stream_batches(reply):
+            for stream, entries in stream_batches(reply):
+                name = stream.decode() if isinstance(stream, bytes) else str(stream)
                 for entry_id, fields in entries:
-                    last = entry_id
+                    last[name] = entry_id
                     doc = parse_json_field(fields)
                     if doc is None or not isinstance(doc.get("game"), str):
                         continue
                     game, version = doc["game"], int(doc.get("version", 0))
                     types = list(latest.get(game, (0, []))[1]) + list(doc.get("types", []))
                     latest[game] = (max(version, latest.get(game, (0, []))[0]), types)
-            for game, (version, types) in latest.items():
-                # One game's trouble (say Redis hiccups while loading it) must not end the
-                # follower: every later change on this partition would go unpushed.
-                try:
-                    await self.on_news(game, version, types)
-                except Exception as err:
-                    self.log.warning("keeping the lobby failed", game=game, error=str(err))
-                await self.wake(game, version)
+            # Every game at once (their reads share pipelines); the next read waits for them.
+            await asyncio.gather(*(self._news(game, *news) for game, news in latest.items()))
+
+    async def _news(self, game: str, version: int, types: list[str]) -> None:
+        # One game's trouble (say Redis hiccups while loading it) must not end the follower:
+        # every later change would go unpushed.
+        try:
+            await self.on_news(game, version, types)
+        except Exception as err:
+            self.log.warning("keeping the lobby failed", game=game, error=str(err))
+        await self.wake(game, version)
 
     async def wake(self, game_id: str, version: int) -> None:
         """Push fresh views to every watcher of ``game_id`` that has not seen ``version``."""

@@ -41,6 +41,7 @@ from shared.core.commands import (
 from shared.core.decide import decide
 from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
 from shared.core.shuffle import commitment
+from shared.infra.autopipe import autopipe
 from shared.infra.bus import (
     FEED_MAXLEN,
     REFEREES,
@@ -50,6 +51,7 @@ from shared.infra.bus import (
     MalformedEntry,
     fingerprint,
     partition_of,
+    read_plan,
     stream_batches,
 )
 from shared.infra.gamelog import GameLog, Loaded
@@ -141,13 +143,14 @@ class Referee:
     def __init__(
         self, client: Any, settings: Settings, clock: Callable[[], float] = time.time
     ) -> None:
-        self.client = client
+        # Concurrent commands' Redis calls share pipelines (blocking reads go straight through).
+        self.client = autopipe(client)
         self.settings = settings
         self.clock = clock  # unix seconds; the time decisions and deadlines are taken from
         self.keys = Keys(settings.prefix)
-        self.store = RedisEventStore(client, settings.prefix)
+        self.store = RedisEventStore(self.client, settings.prefix)
         self.games = GameLog(self.store, settings.cache_size)
-        self.bus = Bus(client, self.keys, settings.partitions)
+        self.bus = Bus(self.client, self.keys, settings.partitions)
         self.consumer = settings.consumer_name()
         self.metrics = RefereeMetrics()
         self.log = structlog.get_logger("referee").bind(consumer=self.consumer)
@@ -174,8 +177,8 @@ class Referee:
                     continue
         self.running = True
         loops = [
-            asyncio.create_task(self._consume(p), name=f"consume-{p}")
-            for p in range(self.settings.partitions)
+            asyncio.create_task(self._consume(streams), name=f"consume-{i}")
+            for i, streams in enumerate(read_plan(self.client, self.bus.command_streams()))
         ]
         loops.append(asyncio.create_task(self._claim_loop(), name="claim"))
         loops.append(asyncio.create_task(self._timer_loop(), name="timers"))
@@ -194,8 +197,7 @@ class Referee:
         """Stop reading new commands (in-flight ones finish, within the drain deadline)."""
         self.stopping.set()
 
-    async def _consume(self, partition: int) -> None:
-        stream = self.keys.command_stream(partition)
+    async def _consume(self, streams: list[str]) -> None:
         while not self.stopping.is_set():
             # Back-pressure: read no more than a few batches ahead of what is being handled, so
             # that one busy referee does not hoard entries its peers could take.
@@ -203,7 +205,11 @@ class Referee:
                 await asyncio.wait(set(self._inflight), return_when=asyncio.FIRST_COMPLETED)
             try:
                 reply = await self.client.xreadgroup(
-                    REFEREES, self.consumer, {stream: ">"}, count=self.settings.batch, block=1000
+                    REFEREES,
+                    self.consumer,
+                    dict.fromkeys(streams, ">"),
+                    count=self.settings.batch,
+                    block=1000,
                 )
             except asyncio.CancelledError:
                 raise
@@ -211,8 +217,9 @@ class Referee:
                 self.log.warning("reading commands failed; retrying", error=str(err))
                 await asyncio.sleep(0.5)
                 continue
-            for _, entries in stream_batches(reply):
-                self._spawn([(stream, entry_id, fields) for entry_id, fields in entries])
+            for stream, entries in stream_batches(reply):
+                name = _text(stream)
+                self._spawn([(name, entry_id, fields) for entry_id, fields in entries])
 
     def _spawn(self, entries: list[tuple[str, bytes, dict[Any, Any]]]) -> None:
         for stream, entry_id, fields in entries:

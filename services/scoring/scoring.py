@@ -25,6 +25,7 @@ from shared.core.codes import Rejection
 from shared.core.commands import Context, RecordScores
 from shared.core.decide import decide, round_sheet
 from shared.core.state import GameState
+from shared.infra.autopipe import autopipe
 from shared.infra.bus import (
     FEED_MAXLEN,
     SCORING,
@@ -48,6 +49,7 @@ INTERESTING = {
     "PlayerSeated",
     "RoundDealt",
 }
+FOLLOW_PAUSE = 0.05  # seconds between reads of a partition that had little news
 MAX_CONFLICTS = 10
 SWEEP_SECONDS = 5.0
 
@@ -61,7 +63,8 @@ class Scoring:
     """One scoring process (several may run; every step is idempotent)."""
 
     def __init__(self, client: Any, settings: Settings) -> None:
-        self.client = client
+        # Concurrent Redis calls share pipelines (blocking reads go straight through).
+        client = self.client = autopipe(client)
         self.settings = settings
         self.keys = Keys(settings.prefix)
         self.store = RedisEventStore(client, settings.prefix)
@@ -137,6 +140,7 @@ class Scoring:
         stream = self.keys.feed(partition)
         # First what this consumer read but did not acknowledge (a crash), then new entries.
         start = "0"
+        claim_at = 0.0  # when to look for a crashed peer's entries next
         while not self.stopping.is_set():
             try:
                 reply = await self.client.xreadgroup(
@@ -152,12 +156,26 @@ class Scoring:
                         start = ">"
                         continue
                     start = _text(entries[-1][0])  # the history goes on after the last one
+                plain = []  # news of nothing to score: acknowledged together
                 for entry_id, fields in entries:
                     if self.stopping.is_set():
                         break  # unacknowledged: this consumer reads it again, or a peer claims it
-                    await self._attempt(stream, entry_id, fields)
+                    if self._game_to_score(entry_id, fields) is None:
+                        plain.append(entry_id)
+                    else:
+                        await self._attempt(stream, entry_id, fields)
+                if plain:
+                    await self.client.xack(stream, SCORING, *plain)
+                    self.handled.inc(len(plain))
                 if self.stopping.is_set():
                     break
+                if 0 < len(entries) < self.settings.batch:
+                    # Nothing here is urgent (a round's score sheet may wait a tenth of a
+                    # second): let news gather, one read per pause instead of one per turn.
+                    await asyncio.sleep(FOLLOW_PAUSE)
+                if time.monotonic() < claim_at:
+                    continue
+                claim_at = time.monotonic() + self.settings.claim_idle_ms / 2000
                 claimed = await self.client.xautoclaim(
                     stream,
                     SCORING,
@@ -197,19 +215,27 @@ class Scoring:
 
     async def handle(self, stream: str, entry_id: Any, fields: dict[Any, Any]) -> None:
         """React to one feed entry, then acknowledge it."""
-        doc = parse_json_field(fields) or {}
-        game, types = doc.get("game"), doc.get("types")
-        if isinstance(game, str) and isinstance(types, list):
-            wanted = {t for t in types if isinstance(t, str)} & INTERESTING
-            try:
-                check_game_id(game)
-            except ValueError:
-                wanted = set()
-                self.log.warning("feed entry for no game", entry=_text(entry_id), game=game[:200])
-            if wanted:
-                await self.catch_up(game)
+        game = self._game_to_score(entry_id, fields)
+        if game is not None:
+            await self.catch_up(game)
         await self.client.xack(stream, SCORING, entry_id)
         self.handled.inc()
+
+    def _game_to_score(self, entry_id: Any, fields: dict[Any, Any]) -> str | None:
+        """The game a feed entry asks scoring to look at (a round or game changed), or None
+        for news that needs nothing (most of them: turns)."""
+        doc = parse_json_field(fields) or {}
+        game, types = doc.get("game"), doc.get("types")
+        if not isinstance(game, str) or not isinstance(types, list):
+            return None
+        if not {t for t in types if isinstance(t, str)} & INTERESTING:
+            return None
+        try:
+            check_game_id(game)
+        except ValueError:
+            self.log.warning("feed entry for no game", entry=_text(entry_id), game=game[:200])
+            return None
+        return game
 
     async def _sweep_loop(self) -> None:
         while not self.stopping.is_set():

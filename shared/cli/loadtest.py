@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import statistics
@@ -44,6 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a service's /metrics URL to read its resident memory from (repeatable)",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--transport",
+        default="ws",
+        choices=("ws", "http"),
+        help="ws: a WebSocket per seat (views pushed, commands sent on it); "
+        "http: GET the view, POST the command",
+    )
 
 
 def command_body(command: Command) -> dict[str, Any]:
@@ -150,6 +158,127 @@ async def _play_games(
                 figures.errors[answer.get("error", {}).get("code", str(status))] += 1
 
 
+class _SocketGame:
+    """One game played over WebSockets: a socket per seat receives that seat's views and the
+    answers to its commands; the seat to move sends its bot's command on its own socket."""
+
+    def __init__(self, session: Any, args: argparse.Namespace, game: str, tokens: list[str]):
+        self.session = session
+        self.args = args
+        self.game = game
+        self.tokens = tokens
+        self.views: list[dict[str, Any] | None] = [None] * len(tokens)
+        self.sockets: list[Any] = []
+        self.changed = asyncio.Event()
+        self.answers: dict[str, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
+        self.readers: list[asyncio.Task[None]] = []
+
+    async def open(self) -> None:
+        ws_url = self.args.url.replace("http", "ws", 1) + f"/api/games/{self.game}/ws"
+        for seat, token in enumerate(self.tokens):
+            ws = await self.session.ws_connect(ws_url, params={"token": token}, heartbeat=None)
+            self.sockets.append(ws)
+            self.readers.append(asyncio.create_task(self._read(seat, ws)))
+
+    async def close(self) -> None:
+        for ws in self.sockets:
+            await ws.close()
+        for task in self.readers:
+            task.cancel()
+        await asyncio.gather(*self.readers, return_exceptions=True)
+
+    async def _read(self, seat: int, ws: Any) -> None:
+        async for message in ws:
+            doc = json.loads(message.data)
+            if doc.get("type") == "view":
+                view = doc["view"]
+                known = self.views[seat]
+                if known is None or view["version"] >= known["version"]:
+                    self.views[seat] = view
+                    self.changed.set()
+            elif doc.get("type") == "answer":
+                future = self.answers.pop(str(doc.get("id")), None)
+                if future is not None and not future.done():
+                    future.set_result((doc["status"], doc["body"]))
+
+    def mover(self) -> tuple[int, dict[str, Any]] | None:
+        """The seat to move and its view, when its view is the newest any socket has seen."""
+        known = [v for v in self.views if v is not None]
+        if not known:
+            return None
+        newest = max(v["version"] for v in known)
+        for seat, view in enumerate(self.views):
+            turn = view.get("turn") if view is not None else None
+            if view is not None and view["version"] == newest and turn and turn["seat"] == seat:
+                return seat, view
+        return None
+
+    def finished(self) -> bool:
+        return any(v is not None and v["status"] == "finished" for v in self.views)
+
+    async def send(self, seat: int, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        future: asyncio.Future[tuple[int, dict[str, Any]]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        self.answers[body["id"]] = future
+        await self.sockets[seat].send_str(json.dumps(body))
+        return await future
+
+
+async def _play_games_ws(
+    session: Any,
+    args: argparse.Namespace,
+    figures: Figures,
+    first: tuple[str, list[str]],
+    begin: float,
+    slot: int,
+) -> None:
+    """A game slot over WebSockets (see ``_play_games``)."""
+    rng = random.Random(args.seed * 100_003 + slot)
+    bot: Bot = BOTS[args.bot]()
+    rules = rule_set(args.rules)
+    end = begin + args.duration
+    ready: tuple[str, list[str]] | None = first
+    next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
+    while time.monotonic() < end:
+        game = _SocketGame(session, args, *(ready or await _new_game(session, args, figures)))
+        ready = None
+        await game.open()
+        try:
+            while time.monotonic() < end:
+                if game.finished():
+                    figures.games_finished += 1
+                    break
+                moving = game.mover()
+                if moving is None:  # waiting for a push (or the next round's deal)
+                    game.changed.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(
+                            game.changed.wait(), max(0.0, end - time.monotonic())
+                        )
+                    continue
+                seat, view = moving
+                command = bot.choose(seat_view_from_json(view, rules), rng)
+                body = {"id": uuid.uuid4().hex[:16], **command_body(command)}
+                if args.pace:
+                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                    next_at += args.pace
+                game.changed.clear()
+                started = time.perf_counter()
+                status, answer = await game.send(seat, body)
+                figures.latencies.append(time.perf_counter() - started)
+                if status == 200:
+                    figures.accepted += 1
+                    # Wait for the view that follows this command before choosing again.
+                    while all(v is None or v["version"] < answer["version"] for v in game.views):
+                        game.changed.clear()
+                        await game.changed.wait()
+                else:
+                    figures.errors[answer.get("error", {}).get("code", str(status))] += 1
+        finally:
+            await game.close()
+
+
 async def _memory(session: Any, url: str) -> int | None:
     try:
         async with session.get(url) as r:
@@ -179,8 +308,9 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
 
         firsts = await asyncio.gather(*(set_up() for _ in range(args.games)))
         started = time.monotonic()
+        play = _play_games_ws if args.transport == "ws" else _play_games
         slots = [
-            asyncio.create_task(_play_games(session, args, figures, firsts[i], started, i))
+            asyncio.create_task(play(session, args, figures, firsts[i], started, i))
             for i in range(args.games)
         ]
         show = sys.stderr.isatty()
@@ -209,6 +339,7 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
         "duration": round(seconds, 2),
         "pace": args.pace,
         "mode": "open" if args.pace else "closed",
+        "transport": args.transport,
         "accepted": figures.accepted,
         "accepted_per_second": round(figures.accepted / seconds, 1),
         "commands": len(figures.latencies),

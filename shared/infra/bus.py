@@ -20,6 +20,9 @@ import zlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from redis.asyncio.cluster import RedisCluster
+
+from shared.infra.autopipe import raw_client
 from shared.infra.keys import Keys, check_game_id
 
 FIELD = b"c"
@@ -234,6 +237,15 @@ class Requester:
                     future = self._waiting.get(str(doc.get("rid"))) if doc else None
                     if future is not None and not future.done():
                         future.set_result(doc)  # type: ignore[arg-type]
+
+
+def read_plan(client: Any, streams: list[str]) -> list[list[str]]:
+    """How to follow partitioned streams: on one Redis, all of them in one blocking read (under
+    load each read brings the news of every partition at once); on a Redis Cluster, one read
+    per stream, since one command's keys must share a slot."""
+    if isinstance(raw_client(client), RedisCluster):
+        return [[stream] for stream in streams]
+    return [list(streams)]
 
 
 def stream_batches(reply: Any) -> list[tuple[Any, list[tuple[Any, dict[Any, Any]]]]]:

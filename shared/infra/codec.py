@@ -69,12 +69,43 @@ class CodecError(ValueError):
     """
 
 
+class _Unfit(Exception):
+    """Raised by the fast path for anything it does not take as it is."""
+
+
+def _plain(value: Any) -> Any:
+    """``canonical`` for values made of the exact plain types only (the common case: every
+    event's data), without building the path of every element; ``_Unfit`` otherwise."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None or kind is float or kind is bytes:
+        return value
+    if kind is int:
+        if _INT_MIN <= value <= _INT_MAX:
+            return value
+        raise _Unfit
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if kind is dict:
+        for key in value:
+            if type(key) is not str:
+                raise _Unfit
+        return {key: _plain(value[key]) for key in sorted(value)}
+    raise _Unfit
+
+
 def canonical(value: Any, path: str = "value") -> Any:
     """A deep copy of ``value`` in canonical form: plain kinds only, every map sorted by key.
 
     Raises :class:`CodecError` naming ``path`` (extended with the keys and indexes walked) for
     anything else: other types, non-``str`` map keys, ints beyond 64 bits.
     """
+    try:
+        return _plain(value)
+    except _Unfit:
+        return _canonical(value, path)  # subclasses to convert, or the error with its path
+
+
+def _canonical(value: Any, path: str) -> Any:
     if value is None or type(value) is bool:
         return value
     if isinstance(value, int):
@@ -88,12 +119,12 @@ def canonical(value: Any, path: str = "value") -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
     if isinstance(value, list | tuple):
-        return [canonical(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return [_canonical(item, f"{path}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, Mapping):
         for key in value:
             if not isinstance(key, str):
                 raise CodecError(f"{path}: map key {key!r} is not a str")
-        return {key: canonical(value[key], f"{path}.{key}") for key in sorted(value)}
+        return {key: _canonical(value[key], f"{path}.{key}") for key in sorted(value)}
     raise CodecError(f"{path}: cannot encode a {type(value).__name__}")
 
 
