@@ -7,7 +7,6 @@ WebSocket is closed with GOING_AWAY in ``on_shutdown`` (before the server waits 
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 import uuid
@@ -29,6 +28,7 @@ from shared.core.commands import SEAT_COMMANDS
 from shared.core.events import event_from
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
 from shared.core.views import event_json, view_json
+from shared.infra import jsontext
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import Bus, CommandEntry, Requester
 from shared.infra.gamelog import GameLog, Loaded
@@ -184,8 +184,9 @@ class Gateway:
                     watcher.game_id, after=after, limit=loaded.version - after
                 )
                 events = [_event_for(s, watcher.viewer, finished) for s in stored]
-                await watcher.ws.send_json({"type": "events", "events": events})
-            await watcher.ws.send_json({"type": "view", "view": self.view(loaded, watcher.viewer)})
+                await watcher.ws.send_str(jsontext.dumps({"type": "events", "events": events}))
+            view = self.view(loaded, watcher.viewer)
+            await watcher.ws.send_str(jsontext.dumps({"type": "view", "view": view}))
             watcher.sent_version = loaded.version
 
     async def on_news(self, game_id: str, version: int, types: list[str]) -> None:
@@ -233,7 +234,7 @@ def _seat(role: str | None) -> int | None:
 async def _json_body(request: web.Request) -> dict[str, Any]:
     raw = await request.read()
     try:
-        body = json.loads(raw or b"{}")
+        body = jsontext.loads(raw or b"{}")
     except ValueError:
         raise ApiError(400, "bad_json", "the body is not valid JSON") from None
     if not isinstance(body, dict):
@@ -295,7 +296,7 @@ async def get_game(request: web.Request) -> web.Response:
     game_id = request.match_info["game_id"]
     loaded = await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=False)
-    return web.json_response(gw.view(loaded, _seat(role)))
+    return web.json_response(gw.view(loaded, _seat(role)), dumps=jsontext.dumps)
 
 
 async def take_seat(request: web.Request) -> web.Response:
@@ -344,7 +345,7 @@ async def send_command(request: web.Request) -> web.Response:
         raise ApiError(403, "forbidden", "the host token is not a seat; take a seat to play")
     gw.limit(_token(request))
     status, answer = await gw.submit(game_id, seat, await _json_body(request))
-    return web.json_response(answer, status=status)
+    return web.json_response(answer, status=status, dumps=jsontext.dumps)
 
 
 async def list_events(request: web.Request) -> web.Response:
@@ -389,7 +390,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
 async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
     ws = watcher.ws
     try:
-        body = json.loads(text)
+        body = jsontext.loads(text)
     except ValueError:
         await ws.send_json({"type": "error", **error_body("bad_json", "not JSON")})
         return
@@ -422,7 +423,8 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
         await ws.send_json({"type": "answer", "id": body.get("id"), "status": 429, "body": answer})
         return
     status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
-    await ws.send_json({"type": "answer", "id": body.get("id"), "status": status, "body": answer})
+    reply = {"type": "answer", "id": body.get("id"), "status": status, "body": answer}
+    await ws.send_str(jsontext.dumps(reply))
 
 
 def _check_origin(request: web.Request, settings: Settings) -> None:

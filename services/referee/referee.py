@@ -14,7 +14,6 @@ appends the events, and only then acknowledges.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 import time
 from collections import OrderedDict
@@ -41,6 +40,7 @@ from shared.core.commands import (
 from shared.core.decide import decide
 from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
 from shared.core.shuffle import commitment
+from shared.infra import jsontext
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import (
     FEED_MAXLEN,
@@ -622,4 +622,4 @@ def _text(value: Any) -> str:
 
 
 def _json(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc, separators=(",", ":")).encode()
+    return jsontext.dumps_bytes(doc)

@@ -26,6 +26,7 @@ from shared.core.cards import card_str
 from shared.core.commands import Command, Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.infra import jsontext
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -189,7 +190,7 @@ class _SocketGame:
 
     async def _read(self, seat: int, ws: Any) -> None:
         async for message in ws:
-            doc = json.loads(message.data)
+            doc = jsontext.loads(message.data)
             if doc.get("type") == "view":
                 view = doc["view"]
                 known = self.views[seat]
@@ -221,7 +222,7 @@ class _SocketGame:
             asyncio.get_running_loop().create_future()
         )
         self.answers[body["id"]] = future
-        await self.sockets[seat].send_str(json.dumps(body))
+        await self.sockets[seat].send_str(jsontext.dumps(body))
         return await future
 
 

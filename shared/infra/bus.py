@@ -17,11 +17,12 @@ import hashlib
 import json
 import uuid
 import zlib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
+from shared.infra import jsontext
 from shared.infra.autopipe import raw_client
 from shared.infra.keys import Keys, check_game_id
 
@@ -66,7 +67,17 @@ class CommandEntry:
 
     def encode(self) -> dict[bytes, bytes]:
         """The stream entry's fields."""
-        return {FIELD: json.dumps(asdict(self), separators=(",", ":")).encode()}
+        doc = {
+            "game": self.game,
+            "kind": self.kind,
+            "cid": self.cid,
+            "body": self.body,
+            "seat": self.seat,
+            "reply": self.reply,
+            "rid": self.rid,
+            "at": self.at,
+        }
+        return {FIELD: jsontext.dumps_bytes(doc)}
 
     @classmethod
     def decode(cls, fields: dict[Any, Any]) -> CommandEntry:
@@ -77,11 +88,11 @@ class CommandEntry:
         if len(raw) > MAX_ENTRY_BYTES:
             raise MalformedEntry(f"the entry is {len(raw)} bytes; at most {MAX_ENTRY_BYTES}")
         try:
-            doc = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as err:
+            doc = jsontext.loads(raw)
+        except ValueError as err:
+            if jsontext.too_deep(err):
+                raise MalformedEntry("the command is nested too deeply") from None
             raise MalformedEntry(f"the command is not JSON: {err}") from None
-        except RecursionError:  # deeply nested arrays or objects
-            raise MalformedEntry("the command is nested too deeply") from None
         if not isinstance(doc, dict):
             raise MalformedEntry("the command is not a JSON object")
         checks: dict[str, tuple[type, ...]] = {
@@ -157,14 +168,14 @@ class Bus:
         """The feed entry announcing a game's new events (key, fields)."""
         doc = {"game": game_id, "version": version, "types": types}
         key = self.keys.feed(partition_of(game_id, self.partitions))
-        return key, {FIELD: json.dumps(doc, separators=(",", ":")).encode()}
+        return key, {FIELD: jsontext.dumps_bytes(doc)}
 
 
 def parse_json_field(fields: dict[Any, Any]) -> dict[str, Any] | None:
     """The JSON document of a feed or reply entry, or None if it is not one."""
     raw = fields.get(FIELD, fields.get(FIELD.decode()))
     try:
-        doc = json.loads(raw) if isinstance(raw, bytes | str) else None
+        doc = jsontext.loads(raw) if isinstance(raw, bytes | str) else None
     except ValueError:
         return None
     return doc if isinstance(doc, dict) else None

@@ -73,13 +73,14 @@ class StoredEvent:
         }
 
 
-def compute_hash(fields: Mapping[str, Any]) -> str:
-    """SHA-256 hex of the canonical encoding of an envelope's fields (all but ``hash``)."""
+def compute_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
+    """SHA-256 hex of the canonical encoding of an envelope's fields (all but ``hash``);
+    ``data_ready``: ``fields["data"]`` is canonical already."""
     # Imported here, not at the top: the codec builds StoredEvent values, so events is the lower
     # layer and only reaches up to the codec when it runs.
     from shared.infra.codec import envelope_hash
 
-    return envelope_hash(fields)
+    return envelope_hash(fields, data_ready)
 
 
 def chain(
@@ -125,7 +126,7 @@ def chain(
             "data": canonical(new.data, f"data of {new.type}"),
             "prev_hash": prev,
         }
-        digest = compute_hash(fields)
+        digest = compute_hash(fields, data_ready=True)
         out.append(StoredEvent(**fields, hash=digest))
         prev = digest
     return out

@@ -250,3 +250,16 @@ def raw_tamper(raw: bytes) -> bytes:
     marker = b"\xa4card\x01"
     assert raw.count(marker) == 1
     return raw.replace(marker, b"\xa4card\x02")
+
+
+def test_the_shortcut_for_chained_data_encodes_and_hashes_exactly_the_same() -> None:
+    """Appends skip re-walking data that ``chain`` made canonical: same bytes, same hashes."""
+    data = {"b": [3, (1, 2), {"z": None, "a": "x"}], "a": {"k": [True, 1.5, b"\x00"]}}
+    for event in chain("g1", [NewEvent("T", data), NewEvent("U", {})], 1, GENESIS_HASH, "c", 5):
+        assert encode(event, data_ready=True) == encode(event)
+        fields = event.hashed_fields()
+        assert codec.envelope_hash(fields, data_ready=True) == codec.envelope_hash(fields)
+        assert decode_stored(encode(event, data_ready=True)) == event
+    fresh = chain("g1", [NewEvent("T", data)], 1, GENESIS_HASH, None, 5)
+    decoded = [decode_stored(encode(e, data_ready=True)) for e in fresh]
+    assert verify_chain(decoded) is None  # the hashes check out on read

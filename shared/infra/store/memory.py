@@ -46,7 +46,7 @@ class MemoryEventStore(EventStore):
         expected_head: str,
         outcome: AppendResult,
     ) -> AppendResult:
-        records = [codec.encode(event) for event in events]
+        records = [codec.encode(event, data_ready=True) for event in events]
         await pause()  # the chain was computed "client-side": let others interleave, as on Redis
         # From here to the notify there is no await: the check and the write are atomic.
         game = self._games.get(game_id) or _Game()

@@ -127,7 +127,7 @@ class RedisEventStore(EventStore):
             command_id or "",
             outcome.to_record(),
             outcome.head,
-            *(codec.encode(event) for event in events),
+            *(codec.encode(event, data_ready=True) for event in events),
         ]
         reply = await self._append(keys=list(self.keys.game_keys(game_id)), args=args)
         status = int(reply[0])
