@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from shared.core.cards import JOKER
-from shared.core.judgement import _redeemable, judge_play
+from shared.core.judgement import Verdict, _redeemable, judge_play
 from shared.core.melds import card_values, joker_candidates, readings
 from shared.core.rulesets import RuleSet
 from shared.core.solver_dp import (
@@ -251,8 +251,15 @@ def _run_span(meld: Sequence[int]) -> tuple[int, int, int] | None:
     return card // 13, start, len(meld)
 
 
+def _value(meld: Meld, rules: RuleSet) -> int:
+    found = readings(meld, rules)
+    return found[0].value if found else -1
+
+
 def _merge_runs(melds: list[list[int]], rules: RuleSet) -> list[list[int]]:
-    """Join runs of one suit that meet end to start, while the joined run is legal."""
+    """Join runs of one suit that meet end to start, while the joined run is legal and worth
+    what its parts were (a meld the DP laid as a set, such as ``KD JK JK JK``, may also read as
+    a run; joined to a run its jokers would stand for lower cards and lose points)."""
     changed = True
     while changed:
         changed = False
@@ -272,7 +279,9 @@ def _merge_runs(melds: list[list[int]], rules: RuleSet) -> list[list[int]]:
                 continue
             i = first
             joined = melds[i] + melds[j]
-            if len(joined) <= rules.run_max and readings(joined, rules):
+            if len(joined) <= rules.run_max and _value(joined, rules) == _value(
+                melds[i], rules
+            ) + _value(melds[j], rules):
                 melds = [m for k, m in enumerate(melds) if k not in (i, j)] + [joined]
                 changed = True
                 break
@@ -476,6 +485,18 @@ class _Search:
         return _merge_runs(found_rest.melds, self.rules)
 
 
+def _merit(rules: RuleSet, goal: str, verdict: Verdict) -> tuple[int, ...]:
+    """How good a legal play is for the goal, as the DP ranks plays (a tidied layout must not
+    rank below the DP's own: a re-read meld could give its jokers lower cards)."""
+    values = card_values(rules.point_values)
+    naturals = sum(values[c] for c in verdict.played if c != JOKER)
+    jokers = sum(m.count(JOKER) for m in verdict.layout)
+    if goal == "points":
+        stood = sum(values[c] for m in verdict.layout for c in readings(m, rules)[0].joker_cards())
+        return (naturals + stood, len(verdict.played), -jokers)
+    return (len(verdict.played), -jokers, naturals)
+
+
 def _no_play(table: Sequence[Meld], rules: RuleSet) -> Play:
     layout = _canonical(rules, table)
     return Play(False, layout, (), (), None, sum(m.count(JOKER) for m in table), len(table))
@@ -498,14 +519,16 @@ def solve(
     if result is None or not result.melds:
         return dataclasses.replace(_no_play(table, rules), exact=search.exact)
     melds = search.tidy(result.melds, result.score, min_disruption)
+    raw = list(search.table) + result.melds if search.opening else result.melds
     layout = list(search.table) + melds if search.opening else melds
-    verdict = judge_play(rules, table, hand, opened, layout)
+    verdict = judge_play(rules, table, hand, opened, raw)
+    tidied = judge_play(rules, table, hand, opened, layout)
+    if tidied.legal and (
+        not verdict.legal or _merit(rules, goal, tidied) >= _merit(rules, goal, verdict)
+    ):
+        verdict = tidied
     if not verdict.legal:
-        fallback = list(search.table) + result.melds if search.opening else result.melds
-        verdict = judge_play(rules, table, hand, opened, fallback)
-        if not verdict.legal:
-            return _no_play(table, rules)
-        layout = fallback
+        return _no_play(table, rules)
     canonical = verdict.layout
     return Play(
         True,

@@ -7,7 +7,7 @@ import pytest
 from shared.core.cards import JOKER, cards_str
 from shared.core.rulesets import rule_set
 from shared.core.solver import arrange, solve
-from tests.solver.helpers import cards, check_play, melds
+from tests.solver.helpers import cards, check_play, dp_points, melds
 
 RUMMIKUB = rule_set("rummikub")
 ROBBERS = rule_set("robbers")
@@ -186,3 +186,35 @@ def test_one_joker_carries_four_cards_that_need_it() -> None:
     play = solve(RUMMIKUB, [], hand, True)
     check_play(RUMMIKUB, [], hand, True, play)
     assert sorted(cards_str(play.played)) == ["3H", "4H", "6H", "7H", "JK"]
+
+
+def test_points_regression_merging_does_not_reread_jokers() -> None:
+    """Seed 1 of the exactness run (issue 11): the DP found 146 points, but tidying joined
+    ``KD JK JK JK`` (a set: jokers as kings) to the end of a diamond run, where the jokers stand
+    for 10D JD QD, and 140 was returned. The integer program finds 146."""
+    rules = rule_set("rummikub", {"jokers": 8})
+    table = [
+        [41, 42, 43, 52, 45, 46],
+        [16, 29, 3, 42],
+        [4, 17, 43, 30],
+        [29, 30, 31, 32, 33, 34],
+        [3, 4, 5, 6, 7, 8, 9],
+        [28, 41, 15],
+        [33, 46, 20, 7],
+        [20, 21, 22, 23],
+        [19, 32, 45, 6],
+        [15, 16, 17, 18, 19, 52, 21],
+        [0, 26, 13, 39],
+        [18, 5, 44, 31],
+        [52, 52, 52, 50],
+        [13, 26, 39],
+        [48, 52, 22, 9],
+        [36, 37, 38],
+        [51, 12, 38, 25],
+        [10, 11, 12],
+        [52, 44, 52],
+    ]
+    hand = cards("9S 9C QS QD")
+    play = solve(rules, table, hand, True, "points")
+    check_play(rules, table, hand, True, play)
+    assert dp_points(rules, play, table) == 146
