@@ -31,7 +31,7 @@ lint: install
 bench: install
 	$(BIN)/python tests/bench/core.py
 	$(BIN)/python tests/bench/engine.py
-	$(BIN)/python tests/bench/load.py --games 50 --duration 8 --open-games 200
+	$(BIN)/python tests/bench/load.py --closed 50 --open 300 --serve 50 --duration 8
 	$(BIN)/python tests/bench/solver.py --positions 20 --games 40
 
 clean:

@@ -9,6 +9,7 @@ depend on the number of seats (the deal must leave a card in the stock) are chec
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -76,13 +77,9 @@ class RuleSet:
         return self.match_rounds if self.match_rounds is not None else seats
 
     def options(self) -> dict[str, Any]:
-        """The fields that differ from the preset this rule set is named after."""
-        base = PRESETS[self.name]
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name != "name" and getattr(self, f.name) != getattr(base, f.name)
-        }
+        """The fields that differ from the preset this rule set is named after (a fresh dict;
+        worked out once per rule set: every view shows them)."""
+        return dict(_options(self))
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, for views and records."""
@@ -343,3 +340,13 @@ def check_seats(rules: RuleSet, seats: object) -> int:
             "one card in the stock",
         )
     return seats
+
+
+@functools.lru_cache(maxsize=1024)
+def _options(rules: RuleSet) -> dict[str, Any]:
+    base = PRESETS[rules.name]
+    return {
+        f.name: getattr(rules, f.name)
+        for f in dataclasses.fields(rules)
+        if f.name != "name" and getattr(rules, f.name) != getattr(base, f.name)
+    }

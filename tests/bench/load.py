@@ -1,11 +1,14 @@
-"""Load figures over the public API (issue 6 and 9): bot clients playing concurrent games.
+"""Load figures over the public API (issues 6 and 9): bot clients playing concurrent games.
 
-Runs `rummy loadtest` against (1) separate gateway, referee x2 and scoring processes on a private
-redis-server, and (2) `rummy serve` (everything in one process on the embedded stand-in), in
-closed loop (saturation) and open loop (each game moving once a second). Everything it starts
-listens on loopback spare ports and is stopped at the end.
+Runs `rummy loadtest` (WebSocket clients) against (1) separate gateway, referee(s) and scoring
+processes on a private redis-server, at growing sizes, closed loop (saturation) and open loop
+(each game moving once a second); (2) the bare pipeline of ``tests/bench/bare.py`` (the same
+path with no game logic) on the same Redis, for scale; (3) `rummy serve` (everything in one
+process on the embedded stand-in). Prints one Markdown table row per run, and the table again
+at the end. Everything it starts listens on loopback spare ports and is stopped at the end.
 
-    python tests/bench/load.py [--games 200] [--duration 10] [--open-games 1000]
+    python tests/bench/load.py [--closed 10,50,200] [--open 100,300,1000] [--serve 50]
+                               [--referees 2] [--duration 10] [--no-bare]
 """
 
 from __future__ import annotations
@@ -44,6 +47,17 @@ def wait_ready(url: str, seconds: float = 30.0) -> None:
         except OSError:
             time.sleep(0.2)
     raise RuntimeError(f"{url} did not become ready")
+
+
+def wait_open(port: int, seconds: float = 30.0) -> None:
+    """Wait until something listens on ``port``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")
 
 
 @contextmanager
@@ -106,25 +120,41 @@ def loadtest(url: str, games: int, duration: float, pace: float | None, metrics:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def show(label: str, result: dict) -> None:
+ROWS: list[str] = []
+HEADER = "| setup | loop | games | turns/s | p50 ms | p99 ms | max ms | errors | RSS MiB |"
+RULE = "|---|---|---|---|---|---|---|---|---|"
+
+
+def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
+    """Print one line of figures, and keep it as a row of the closing table."""
     lat = result["latency_ms"]
-    memory = {
-        k.split(":")[-1].split("/")[0]: round((v or 0) / 2**20)
-        for k, v in result["memory_bytes"].items()
-    }
-    print(
-        f"{label:<44} {result['accepted_per_second']:>8.1f} turns/s  p50 {lat['p50']:>7.1f} ms"
-        f"  p99 {lat['p99']:>7.1f} ms  max {lat['max']:>7.1f} ms  errors {result['errors']}"
-        f"  RSS MiB by port {memory}",
-        flush=True,
+    rate = result.get("accepted_per_second", result.get("per_second"))
+    errors = result.get("errors") or {}
+    row = (
+        f"| {setup} | {mode} | {size} | {rate:,.0f} | {lat['p50']:.1f} | {lat['p99']:.1f} "
+        f"| {lat['max']:.1f} | {sum(errors.values())} | {rss} |"
     )
+    ROWS.append(row)
+    print(row, flush=True)
+
+
+def memory(result: dict) -> str:
+    """Resident MiB of each service (by the order the metrics URLs were given)."""
+    return " / ".join(str(round((v or 0) / 2**20)) for v in result["memory_bytes"].values())
+
+
+def sizes(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--closed", default="10,50,200", help="closed-loop game counts")
+    parser.add_argument("--open", default="100,300,1000", help="open-loop game counts (1/s)")
+    parser.add_argument("--serve", default="50", help="closed-loop game counts for rummy serve")
+    parser.add_argument("--referees", type=int, default=2)
     parser.add_argument("--duration", type=float, default=10.0)
-    parser.add_argument("--open-games", type=int, default=300)
+    parser.add_argument("--no-bare", action="store_true", help="skip the bare pipeline")
     args = parser.parse_args()
     base = {
         **os.environ,
@@ -132,40 +162,70 @@ def main() -> None:
         "RUMMY_RATE_PER_SECOND": "0",
         "PYTHONPATH": str(ROOT),
     }
-
+    print(HEADER, RULE, sep="\n", flush=True)
     with redis_server() as redis_url:
-        gw, r1, r2, sc = spare_port(), spare_port(), spare_port(), spare_port()
+        ports = [spare_port() for _ in range(args.referees + 2)]
+        gw, sc, refs = ports[0], ports[1], ports[2:]
         env = {**base, "REDIS_URL": redis_url, "RUMMY_PREFIX": "bench:"}
         commands = [
             [*RUMMY, "gateway", "--port", str(gw)],
-            ["env", f"RUMMY_HTTP_PORT={r1}", "RUMMY_CONSUMER=ref1", *RUMMY, "referee"],
-            ["env", f"RUMMY_HTTP_PORT={r2}", "RUMMY_CONSUMER=ref2", *RUMMY, "referee"],
             ["env", f"RUMMY_HTTP_PORT={sc}", *RUMMY, "scoring"],
+        ] + [
+            ["env", f"RUMMY_HTTP_PORT={port}", f"RUMMY_CONSUMER=ref{i}", *RUMMY, "referee"]
+            for i, port in enumerate(refs)
         ]
+        setup = f"gateway + {args.referees} referees + scoring"
         with processes(env, commands):
-            for port in (gw, r1, r2, sc):
+            for port in ports:
                 wait_ready(f"http://127.0.0.1:{port}/readyz")
             url = f"http://127.0.0.1:{gw}"
-            metrics = [f"http://127.0.0.1:{p}/metrics" for p in (gw, r1, r2, sc)]
-            show(
-                f"separate processes, closed loop, {args.games} games",
-                loadtest(url, args.games, args.duration, None, metrics),
-            )
-            show(
-                f"separate processes, open loop 1/s, {args.open_games} games",
-                loadtest(url, args.open_games, args.duration, 1.0, metrics),
-            )
+            metrics = [f"http://127.0.0.1:{p}/metrics" for p in ports]
+            for games in sizes(args.closed):
+                result = loadtest(url, games, args.duration, None, metrics)
+                show(setup, "closed", games, result, memory(result))
+            for games in sizes(args.open):
+                result = loadtest(url, games, args.duration, 1.0, metrics)
+                show(setup, "open 1/s", games, result, memory(result))
+        if not args.no_bare:
+            from tests.bench.bare import measure
+
+            for games in sizes(args.closed)[-1:]:
+                show(
+                    "bare pipeline (no game logic)",
+                    "closed",
+                    games,
+                    measure(redis_url, games, args.duration, None),
+                )
+            for games in sizes(args.open)[-1:]:
+                show(
+                    "bare pipeline (no game logic)",
+                    "open 1/s",
+                    games,
+                    measure(redis_url, games, args.duration, 1.0),
+                )
 
     port = spare_port()
     env = {k: v for k, v in base.items() if k != "REDIS_URL"}
     with processes(env, [[*RUMMY, "serve", "--port", str(port)]]):
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}"
-        show(
-            f"rummy serve, closed loop, {args.games} games",
-            loadtest(url, args.games, args.duration, None, [f"{url}/metrics"]),
+        for games in sizes(args.serve):
+            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"])
+            show(
+                "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
+            )
+    print(
+        "\n".join(
+            [
+                "",
+                "| setup | loop | games | turns/s | p50 ms | p99 ms | max ms | errors | RSS MiB |",
+                "|---|---|---|---|---|---|---|---|---|",
+                *ROWS,
+            ]
         )
+    )
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
     main()

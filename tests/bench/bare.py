@@ -1,0 +1,187 @@
+"""The bare pipeline: the same path as a turn with no game logic at all, for scale.
+
+client --WebSocket--> front (aiohttp) --XADD--> stream --XREADGROUP--> worker --XADD--> reply
+stream --XREAD--> front --WebSocket--> client. Each piece is its own process, as in the
+deployment; the worker acknowledges every entry. ``tests/bench/load.py`` runs it in the same
+session as the real services, so the two figures are taken on the same machine at the same time.
+
+    python tests/bench/bare.py --redis redis://127.0.0.1:6379/0 --clients 50 --duration 10
+        [--pace 1.0]   (open loop: each client sends one message a second)
+    python tests/bench/bare.py front --port P --redis URL    (one piece alone)
+    python tests/bench/bare.py worker --redis URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+PREFIX = "bare:"  # a run's keys: "<prefix>commands" and "<prefix>replies:<front>"
+
+
+async def front(port: int, url: str, prefix: str) -> None:
+    """Take messages on WebSockets, queue them, answer each with the worker's reply."""
+    import redis.asyncio as aioredis
+    from aiohttp import WSMsgType, web
+
+    client = aioredis.Redis.from_url(url)
+    replies = f"{prefix}replies:{uuid.uuid4().hex[:8]}"
+    waiting: dict[str, asyncio.Future[bytes]] = {}
+    last = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
+
+    async def read_replies() -> None:
+        nonlocal last
+        while True:
+            reply = await client.xread({replies: last}, count=500, block=1000)
+            for _, entries in reply or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    future = waiting.pop(fields[b"r"].decode(), None)
+                    if future is not None and not future.done():
+                        future.set_result(fields[b"c"])
+
+    async def socket(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for message in ws:
+            if message.type != WSMsgType.TEXT:
+                continue
+            rid = uuid.uuid4().hex
+            future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+            waiting[rid] = future
+            await client.xadd(f"{prefix}commands", {"c": message.data, "r": rid, "to": replies})
+            await ws.send_str((await future).decode())
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/ws", socket)
+    reader = asyncio.create_task(read_replies())
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        reader.cancel()
+
+
+async def worker(url: str, prefix: str) -> None:
+    """Answer every queued message (its id back), a batch at a time."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(url)
+    stream = f"{prefix}commands"
+    try:
+        await client.xgroup_create(stream, "workers", id="$", mkstream=True)
+    except Exception as err:
+        if "BUSYGROUP" not in str(err):
+            raise
+    while True:
+        reply = await client.xreadgroup("workers", "w1", {stream: ">"}, count=100, block=1000)
+        for _, entries in reply or []:
+            pipe = client.pipeline(transaction=False)
+            for entry_id, fields in entries:
+                answer = json.dumps({"ok": True, "echo": json.loads(fields[b"c"])["id"]})
+                pipe.xadd(fields[b"to"], {"c": answer, "r": fields[b"r"]}, maxlen=10_000)
+                pipe.xack(stream, "workers", entry_id)
+            await pipe.execute()
+
+
+async def clients(url: str, count: int, duration: float, pace: float | None) -> dict[str, Any]:
+    """``count`` WebSocket clients, closed loop (or one message per ``pace`` seconds each)."""
+    import aiohttp
+
+    latencies: list[float] = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        sockets = [await session.ws_connect(url) for _ in range(count)]
+        begin = time.monotonic()
+        end = begin + duration
+
+        async def run(ws: Any, slot: int) -> None:
+            next_at = begin + (slot / count) * (pace or 0)
+            while time.monotonic() < end:
+                if pace:
+                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                    next_at += pace
+                started = time.perf_counter()
+                await ws.send_str(json.dumps({"id": uuid.uuid4().hex[:16], "type": "draw"}))
+                await ws.receive()
+                latencies.append(time.perf_counter() - started)
+
+        await asyncio.gather(*(run(ws, i) for i, ws in enumerate(sockets)))
+        seconds = time.monotonic() - begin
+        for ws in sockets:
+            await ws.close()
+    latencies.sort()
+    return {
+        "clients": count,
+        "mode": "open" if pace else "closed",
+        "per_second": round(len(latencies) / seconds, 1),
+        "latency_ms": {
+            "p50": round(statistics.median(latencies) * 1000, 2),
+            "p99": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
+            "max": round(latencies[-1] * 1000, 2),
+        },
+    }
+
+
+def measure(redis_url: str, count: int, duration: float, pace: float | None) -> dict[str, Any]:
+    """Start a front and a worker (separate processes), run the clients, stop them, and delete
+    the keys of this run."""
+    import redis
+
+    from tests.bench.load import spare_port, wait_open
+
+    port = spare_port()
+    prefix = f"{PREFIX}{uuid.uuid4().hex[:8]}:"
+    me = [sys.executable, __file__]
+    common = ["--redis", redis_url, "--prefix", prefix]
+    procs = [
+        subprocess.Popen([*me, "front", "--port", str(port), *common]),
+        subprocess.Popen([*me, "worker", *common]),
+    ]
+    try:
+        wait_open(port)
+        time.sleep(0.5)  # the worker's group exists before the first message
+        return asyncio.run(clients(f"ws://127.0.0.1:{port}/ws", count, duration, pace))
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=10)
+        plain = redis.Redis.from_url(redis_url)
+        keys = list(plain.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            plain.delete(*keys)
+        plain.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("piece", nargs="?", choices=("front", "worker"))
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--prefix", default=PREFIX)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--pace", type=float, default=None)
+    args = parser.parse_args()
+    if args.piece == "front":
+        asyncio.run(front(args.port, args.redis, args.prefix))
+    elif args.piece == "worker":
+        asyncio.run(worker(args.redis, args.prefix))
+    else:
+        print(json.dumps(measure(args.redis, args.clients, args.duration, args.pace)))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    main()
