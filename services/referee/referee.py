@@ -404,7 +404,7 @@ class Referee:
                 continue
             if result.duplicate:
                 return await self._repeat(entry, result, pipe)
-            self._announce(pipe, entry.game, after, [e.TYPE for e in decision])
+            self._announce(pipe, entry.game, after, [e.TYPE for e in decision], before=loaded)
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
 
@@ -416,6 +416,10 @@ class Referee:
         seen = await self.store.outcome(entry.game, entry.cid)
         if seen is not None:
             return await self._repeat(entry, seen, pipe)
+        if entry.kind == "create" and loaded.version == 0:
+            # No game came of it: its seed (made before the rules were checked) goes too.
+            pipe.delete(self.keys.seed(entry.game))
+            self._seeds.pop(entry.game, None)
         return Outcome("refused", loaded.version, loaded.head, rejection.code, rejection.message)
 
     async def _repeat(self, entry: CommandEntry, seen: AppendResult, pipe: Any) -> Outcome:
@@ -497,14 +501,22 @@ class Referee:
             self._seeds.popitem(last=False)
         return seed
 
-    def _announce(self, pipe: Any, game: str, loaded: Loaded, types: list[str]) -> None:
-        """Queue on ``pipe``: the news for the feed, the game's turn deadline, and a note of a
-        round waiting for its score sheet (before the news, so scoring never sees the news
-        without the note)."""
+    def _announce(
+        self, pipe: Any, game: str, loaded: Loaded, types: list[str], before: Loaded | None = None
+    ) -> None:
+        """Queue on ``pipe``: the news for the feed, the game's turn deadline (and the removal
+        of the deadline of a turn that ended before it), and a note of a round waiting for its
+        score sheet (before the news, so scoring never sees the news without the note)."""
         key, fields = self.bus.news(game, loaded.version, types)
         if "RoundEnded" in types:
             pipe.sadd(self.keys.awaiting_scores(), awaiting_member(game, loaded.state.round))
         pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
+        ended = before.state.turn if before is not None else None
+        now = loaded.state.turn
+        over = ended is not None and (now is None or now.number != ended.number)
+        if over and ended is not None and ended.deadline is not None:
+            timers = self.keys.timers(partition_of(game, self.settings.partitions))
+            pipe.zrem(timers, f"{game}|{ended.number}")
         if "TurnStarted" in types:
             self._timer(pipe, game, loaded)
 

@@ -166,6 +166,9 @@ async def test_commands_the_rules_cannot_take_are_refused_without_an_event(
     await game_log_intact(stack, game_id, version)
     assert (await stack.games.store.version(missing))[0] == 0
     assert missing not in await stack.games.store.list_games()
+    # A refused create leaves no seed behind; a refused second create keeps the game's seed.
+    assert await stack.client.get(stack.keys.seed(missing)) is None
+    assert await stack.client.get(stack.keys.seed(game_id)) is not None
     assert await stack.client.xlen(stack.keys.dead_letters()) == 0
     assert await stack.until(lambda: _is_zero(pending(stack)))
     assert metric(stack.referee, "referee_commands_total", status="refused") == len(refused)

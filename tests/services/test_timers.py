@@ -5,9 +5,10 @@ The referees share a clock the test advances (``Clock``), so no test waits for a
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 
-from shared.infra.bus import REFEREES, partition_of
+from shared.infra.bus import REFEREES, CommandEntry, partition_of
 from shared.infra.events import verify_chain
 from tests.services.conftest import Stack
 from tests.services.conftest import settled as streams_settled
@@ -89,3 +90,23 @@ async def test_a_deadline_fires_once_across_racing_referees_and_a_restart(stack:
 
 async def _has(stack: Stack, game_id: str, number: int) -> bool:
     return (await timed_out(stack, game_id))[number] >= 1
+
+
+async def test_a_turn_that_ends_in_time_takes_its_deadline_with_it(stack: Stack) -> None:
+    game_id = await create_game(stack.requester, "rummikub", 2, {"turn_seconds": TURN_SECONDS})
+    timers = stack.keys.timers(partition_of(game_id, stack.settings.partitions))
+    members = []
+    for _ in range(4):
+        state = (await stack.games.load(game_id, fresh=True)).state
+        assert state.turn is not None
+        members.append(f"{game_id}|{state.turn.number}")
+        assert await stack.client.zscore(timers, members[-1]) == state.turn.deadline
+        seat = state.turn.seat
+        entry = CommandEntry(game_id, "seat", f"{seat}:{uuid.uuid4().hex}", {"type": "draw"}, seat)
+        answer = await stack.requester.request(entry, 10)
+        assert answer["status"] == "accepted", answer
+    # Only the turn in play has a deadline left: the ended ones were removed with their end.
+    left = {m.decode() for m in await stack.client.zrange(timers, 0, -1)}
+    assert left & set(members) == set()
+    state = (await stack.games.load(game_id, fresh=True)).state
+    assert state.turn is not None and f"{game_id}|{state.turn.number}" in left
