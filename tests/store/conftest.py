@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -23,22 +22,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from store_backends import ALL_BACKENDS, REDIS_BACKENDS, Backend
 
-
-def _free_port() -> int:
-    """A port that is free, and whose cluster bus port (+10000) is free too."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as bus:
-            try:
-                bus.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair for a Redis Cluster node")
+from tests.cluster.conftest import free_port  # a port whose cluster bus port is free too
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +32,7 @@ def cluster_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     if server is None:
         pytest.skip("redis-server is not on the PATH: no Redis Cluster to test against")
     workdir: Path = tmp_path_factory.mktemp("redis-cluster")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             server,
