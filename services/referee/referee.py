@@ -56,12 +56,14 @@ from shared.infra.bus import (
 )
 from shared.infra.gamelog import GameLog, Loaded
 from shared.infra.keys import Keys, awaiting_member
+from shared.infra.leases import PartitionLeases
 from shared.infra.observability import service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult, VersionConflict
 from shared.infra.store.redis import RedisEventStore
 
 MAX_CONFLICTS = 10
+TIMER_RETRY = 5.0  # seconds after which a fired deadline fires again if nothing handled it
 SEED_CACHE = 10_000
 DEAD_LETTER_ENTRY_BYTES = 16 * 1024  # the dead-letter record keeps at most this much of an entry
 
@@ -153,6 +155,10 @@ class Referee:
         self.bus = Bus(self.client, self.keys, settings.partitions)
         self.consumer = settings.consumer_name()
         self.metrics = RefereeMetrics()
+        self.leases = PartitionLeases(
+            self.client, self.keys, self.consumer, settings.partitions, settings.lease_ms
+        )
+        self.held: set[str] = set()  # the command streams of the partitions leased to us
         self.log = structlog.get_logger("referee").bind(consumer=self.consumer)
         self.stopping = asyncio.Event()
         self.running = False
@@ -176,10 +182,12 @@ class Referee:
                 except TimeoutError:
                     continue
         self.running = True
+        await self._refresh_leases()
         loops = [
             asyncio.create_task(self._consume(streams), name=f"consume-{i}")
             for i, streams in enumerate(read_plan(self.client, self.bus.command_streams()))
         ]
+        loops.append(asyncio.create_task(self._lease_loop(), name="leases"))
         loops.append(asyncio.create_task(self._claim_loop(), name="claim"))
         loops.append(asyncio.create_task(self._timer_loop(), name="timers"))
         try:
@@ -191,25 +199,53 @@ class Referee:
             await asyncio.gather(*loops, return_exceptions=True)
             if self._inflight:
                 await asyncio.wait(self._inflight, timeout=self.settings.drain_seconds)
+            try:  # peers take the partitions over at once instead of after the lease runs out
+                await asyncio.wait_for(self.leases.give_up(), 2.0)
+            except Exception as err:
+                self.log.warning("giving up the leases failed", error=str(err))
             self.log.info("referee stopped", unfinished=sum(not t.done() for t in self._inflight))
+
+    async def _refresh_leases(self) -> None:
+        try:
+            held = await self.leases.refresh()
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # Redis away: keep reading what we held (peers may too)
+            self.log.warning("renewing the partition leases failed", error=str(err))
+            return
+        streams = {self.keys.command_stream(p) for p in held}
+        if streams != self.held:
+            self.log.info("partitions held", partitions=sorted(held))
+        self.held = streams
+
+    async def _lease_loop(self) -> None:
+        while not self.stopping.is_set():
+            await asyncio.sleep(self.settings.lease_ms / 3000)
+            await self._refresh_leases()
 
     def stop(self) -> None:
         """Stop reading new commands (in-flight ones finish, within the drain deadline)."""
         self.stopping.set()
 
     async def _consume(self, streams: list[str]) -> None:
+        """Read new commands from those of ``streams`` whose partition this referee holds."""
         while not self.stopping.is_set():
             # Back-pressure: read no more than a few batches ahead of what is being handled, so
             # that one busy referee does not hoard entries its peers could take.
             while len(self._inflight) >= self.settings.batch * 4:
                 await asyncio.wait(set(self._inflight), return_when=asyncio.FIRST_COMPLETED)
+            mine = [stream for stream in streams if stream in self.held]
+            if not mine:
+                await asyncio.sleep(min(0.25, self.settings.lease_ms / 3000))
+                continue
             try:
+                # Short blocks: a partition handed over is read within a quarter second.
                 reply = await self.client.xreadgroup(
                     REFEREES,
                     self.consumer,
-                    dict.fromkeys(streams, ">"),
+                    dict.fromkeys(mine, ">"),
                     count=self.settings.batch,
-                    block=1000,
+                    block=250,
                 )
             except asyncio.CancelledError:
                 raise
@@ -284,8 +320,10 @@ class Referee:
                     self.log.warning("timers failed", partition=partition, error=str(err))
 
     async def fire_timers(self, partition: int, now: float | None = None) -> int:
-        """Turn every passed deadline into a ``timeout`` command (queued before the timer is
-        removed, so a crash in between re-queues it; the command id makes it apply once)."""
+        """Turn every passed deadline into a ``timeout`` command, then put the deadline off by
+        ``TIMER_RETRY`` seconds rather than removing it: should the command be lost, it fires
+        again. The referee that handles the command removes the timer (or, if it came early,
+        puts the true deadline back); the command id makes a timeout apply once."""
         key = self.keys.timers(partition)
         when = self.clock() if now is None else now
         due = await self.client.zrangebyscore(key, "-inf", when, start=0, num=100)
@@ -294,7 +332,8 @@ class Referee:
             await self.bus.send(
                 CommandEntry(game, "timeout", f"timeout:{number}", {"number": int(number)})
             )
-            if await self.client.zrem(key, member):
+            # XX: only if it is still there (the command may have been handled already).
+            if await self.client.zadd(key, {member: when + TIMER_RETRY}, xx=True, ch=True):
                 self.metrics.timers.inc()
         return len(due)
 
@@ -343,6 +382,10 @@ class Referee:
         finally:
             if not lock.locked() and not lock._waiters:
                 self._locks.pop(entry.game, None)
+        if entry.kind == "timeout" and outcome.code != "timer_not_expired":
+            # Applied, or stale (the turn is over), or a repeat: this deadline is done with.
+            timers = self.keys.timers(partition_of(entry.game, self.settings.partitions))
+            pipe.zrem(timers, f"{entry.game}|{entry.body.get('number')}")
         if entry.reply:
             reply = outcome.to_json(entry.rid, entry.game)
             pipe.xadd(entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True)

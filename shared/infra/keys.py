@@ -102,6 +102,14 @@ class Keys:
         """Turn deadlines of the partition's games: sorted set ``game|turn`` -> deadline."""
         return f"{self.prefix}timers:{partition}"
 
+    def lease(self, partition: int) -> str:
+        """Which referee reads the partition's commands (its name, with a time to live)."""
+        return f"{self.prefix}lease:{partition}"
+
+    def referees(self) -> str:
+        """Live referees: sorted set name -> last heartbeat (unix seconds)."""
+        return f"{self.prefix}referees"
+
     def replies(self, sender: str) -> str:
         """The reply stream one sender (a gateway process) reads its answers from."""
         return f"{self.prefix}replies:{sender}"

@@ -27,6 +27,7 @@ class Settings:
     http_host: str = "0.0.0.0"
     http_port: int = 0  # 0: the service's default (gateway 8080, referee 9101, scoring 9102)
     claim_idle_ms: int = 5000  # a pending command idle this long is claimed from a dead peer
+    lease_ms: int = 3000  # a referee's hold on its partitions lasts this long unless renewed
     max_deliveries: int = 5  # deliveries before a failing command goes to the dead letters
     cache_size: int = 10_000  # live game states kept in memory per process
     drain_seconds: float = 10.0  # on SIGTERM, finish in-flight work within this
@@ -74,6 +75,8 @@ class Settings:
         """Refuse values no service could run with."""
         if self.partitions < 1 or self.partitions > 1024:
             raise SettingsError("RUMMY_PARTITIONS must be 1-1024")
+        if self.lease_ms < 100:
+            raise SettingsError("RUMMY_LEASE_MS must be at least 100")
         if self.max_deliveries < 1:
             raise SettingsError("RUMMY_MAX_DELIVERIES must be at least 1")
         if self.drain_seconds <= 0:

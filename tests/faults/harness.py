@@ -218,6 +218,7 @@ class Deployment:
             "RUMMY_HTTP_PORT": str(port),
             "RUMMY_CONSUMER": consumer,
             "RUMMY_CLAIM_IDLE_MS": "1000",
+            "RUMMY_LEASE_MS": "1000",
             "RUMMY_DRAIN_SECONDS": "5",
             "RUMMY_COMMAND_TIMEOUT": "5",
             "RUMMY_ALLOW_SEEDED_GAMES": "true",

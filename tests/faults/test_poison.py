@@ -65,6 +65,7 @@ async def test_a_poison_command_is_dead_lettered_and_its_game_plays_on(
         partitions=deployment.partitions,
         consumer="referee-in-test",
         claim_idle_ms=300,
+        lease_ms=600,
         max_deliveries=MAX_DELIVERIES,
         drain_seconds=5,
     )

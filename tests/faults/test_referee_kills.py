@@ -101,7 +101,9 @@ async def kill_at_random(
 async def test_referees_killed_at_random_lose_no_turn_and_apply_none_twice(
     make_deployment: MakeDeployment,
 ) -> None:
-    deployment = make_deployment(RUMMY_CLAIM_IDLE_MS="800", RUMMY_COMMAND_TIMEOUT="3")
+    deployment = make_deployment(
+        RUMMY_CLAIM_IDLE_MS="800", RUMMY_LEASE_MS="1000", RUMMY_COMMAND_TIMEOUT="3"
+    )
     gateway = deployment.start("gateway", "gateway")
     scoring = deployment.start("scoring", "scoring")
     referees = [deployment.start("referee", f"referee-{n}") for n in range(REFEREE_COUNT)]

@@ -92,6 +92,7 @@ async def make_stack() -> AsyncIterator[MakeStack]:
             "prefix": f"gw{uuid.uuid4().hex[:8]}:",
             "partitions": 2,
             "claim_idle_ms": 300,  # (scoring's feed reads block this long: quick teardowns)
+            "lease_ms": 600,  # a stopped referee's partitions pass on quickly
         }
         settings = Settings(**(values | overrides))
         clock = Clock()

@@ -127,6 +127,7 @@ async def stack() -> AsyncIterator[Stack]:
         prefix=f"t{uuid.uuid4().hex[:10]}:",
         partitions=2,
         claim_idle_ms=300,
+        lease_ms=600,
         max_deliveries=3,
         drain_seconds=5.0,
     )

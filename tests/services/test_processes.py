@@ -127,6 +127,7 @@ class Deployment:
             "RUMMY_HTTP_PORT": str(port),
             "RUMMY_CONSUMER": consumer,
             "RUMMY_CLAIM_IDLE_MS": "500",
+            "RUMMY_LEASE_MS": "600",
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "PYTHONUNBUFFERED": "1",
         }
