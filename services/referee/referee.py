@@ -309,15 +309,23 @@ class Referee:
         return len(claimed)
 
     async def _timer_loop(self) -> None:
+        """Fire the deadlines of the partitions this referee holds (their holder after a
+        failover fires what a dead referee left), all of them at once."""
         while not self.stopping.is_set():
             await asyncio.sleep(0.2)
-            for partition in range(self.settings.partitions):
-                try:
-                    await self.fire_timers(partition)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as err:
-                    self.log.warning("timers failed", partition=partition, error=str(err))
+            held = [
+                p
+                for p in range(self.settings.partitions)
+                if self.keys.command_stream(p) in self.held
+            ]
+            results = await asyncio.gather(
+                *(self.fire_timers(p) for p in held), return_exceptions=True
+            )
+            for partition, result in zip(held, results, strict=True):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                if isinstance(result, Exception):
+                    self.log.warning("timers failed", partition=partition, error=str(result))
 
     async def fire_timers(self, partition: int, now: float | None = None) -> int:
         """Turn every passed deadline into a ``timeout`` command, then put the deadline off by
