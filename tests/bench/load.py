@@ -60,14 +60,27 @@ def wait_open(port: int, seconds: float = 30.0) -> None:
     raise RuntimeError(f"nothing listens on port {port}")
 
 
+def cpu_seconds(pids: list[int]) -> list[float]:
+    """User + system CPU seconds of each process so far (Linux /proc; 0 elsewhere)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    out = []
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out.append((int(fields[11]) + int(fields[12])) / ticks)
+        except (OSError, IndexError, ValueError):
+            out.append(0.0)
+    return out
+
+
 @contextmanager
-def processes(env: dict[str, str], commands: list[list[str]]) -> Iterator[None]:
+def processes(env: dict[str, str], commands: list[list[str]]) -> Iterator[list[int]]:
     procs = [
         subprocess.Popen(c, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for c in commands
     ]
     try:
-        yield
+        yield [p.pid for p in procs]
     finally:
         for p in procs:
             p.terminate()
@@ -76,6 +89,9 @@ def processes(env: dict[str, str], commands: list[list[str]]) -> Iterator[None]:
                 p.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+REDIS_PID: list[int] = []  # the private redis-server's, while it runs
 
 
 @contextmanager
@@ -101,28 +117,54 @@ def redis_server() -> Iterator[str]:
         ],
         stdout=subprocess.DEVNULL,
     )
+    REDIS_PID[:] = [proc.pid]
     try:
         time.sleep(0.5)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
+        REDIS_PID.clear()
         proc.terminate()
         proc.wait(timeout=10)
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def loadtest(url: str, games: int, duration: float, pace: float | None, metrics: list[str]) -> dict:
+def loadtest(
+    url: str,
+    games: int,
+    duration: float,
+    pace: float | None,
+    metrics: list[str],
+    pids: list[int] | None = None,
+) -> dict:
+    """One `rummy loadtest` run; with ``pids``, also the CPU milliseconds each of those
+    processes (and the load generator) spent per accepted turn (``cpu_ms``)."""
     command = [*RUMMY, "loadtest", "--url", url, "--games", str(games), "--duration", str(duration)]
     if pace:
         command += ["--pace", str(pace)]
     for m in metrics:
         command += ["--metrics", m]
+    watched = (pids or []) + REDIS_PID
+    before = cpu_seconds(watched)
+    client_before = os.times()
     out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    client_after = os.times()
+    after = cpu_seconds(watched)
+    result = json.loads(out.strip().splitlines()[-1])
+    turns = max(result["accepted"], 1)
+    client = (client_after.children_user - client_before.children_user) + (
+        client_after.children_system - client_before.children_system
+    )
+    spent = [b - a for a, b in zip(before, after, strict=True)] + [client]
+    result["cpu_ms"] = [round(x / turns * 1000, 2) for x in spent]
+    return result
 
 
 ROWS: list[str] = []
-HEADER = "| setup | loop | games | turns/s | p50 ms | p99 ms | max ms | errors | RSS MiB |"
-RULE = "|---|---|---|---|---|---|---|---|---|"
+HEADER = (
+    "| setup | loop | games | turns/s | p50 ms | p99 ms | max ms | errors | RSS MiB "
+    "| CPU ms per turn |"
+)
+RULE = "|---|---|---|---|---|---|---|---|---|---|"
 
 
 def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
@@ -132,7 +174,7 @@ def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
     errors = result.get("errors") or {}
     row = (
         f"| {setup} | {mode} | {size} | {rate:,.0f} | {lat['p50']:.1f} | {lat['p99']:.1f} "
-        f"| {lat['max']:.1f} | {sum(errors.values())} | {rss} |"
+        f"| {lat['max']:.1f} | {sum(errors.values())} | {rss} | {cpu(result)} |"
     )
     ROWS.append(row)
     print(row, flush=True)
@@ -141,6 +183,12 @@ def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
 def memory(result: dict) -> str:
     """Resident MiB of each service (by the order the metrics URLs were given)."""
     return " / ".join(str(round((v or 0) / 2**20)) for v in result["memory_bytes"].values())
+
+
+def cpu(result: dict) -> str:
+    """CPU ms per accepted turn: each service (as ordered in the run), Redis, the load tool."""
+    parts = result.get("cpu_ms")
+    return " / ".join(f"{x:.2f}" for x in parts) + f" = {sum(parts):.2f}" if parts else ""
 
 
 def sizes(text: str) -> list[int]:
@@ -175,16 +223,16 @@ def main() -> None:
             for i, port in enumerate(refs)
         ]
         setup = f"gateway + {args.referees} referees + scoring"
-        with processes(env, commands):
+        with processes(env, commands) as pids:
             for port in ports:
                 wait_ready(f"http://127.0.0.1:{port}/readyz")
             url = f"http://127.0.0.1:{gw}"
             metrics = [f"http://127.0.0.1:{p}/metrics" for p in ports]
             for games in sizes(args.closed):
-                result = loadtest(url, games, args.duration, None, metrics)
+                result = loadtest(url, games, args.duration, None, metrics, pids)
                 show(setup, "closed", games, result, memory(result))
             for games in sizes(args.open):
-                result = loadtest(url, games, args.duration, 1.0, metrics)
+                result = loadtest(url, games, args.duration, 1.0, metrics, pids)
                 show(setup, "open 1/s", games, result, memory(result))
         if not args.no_bare:
             from tests.bench.bare import measure
@@ -206,11 +254,11 @@ def main() -> None:
 
     port = spare_port()
     env = {k: v for k, v in base.items() if k != "REDIS_URL"}
-    with processes(env, [[*RUMMY, "serve", "--port", str(port)]]):
+    with processes(env, [[*RUMMY, "serve", "--port", str(port)]]) as pids:
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}"
         for games in sizes(args.serve):
-            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"])
+            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"], pids)
             show(
                 "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
             )
