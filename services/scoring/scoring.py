@@ -32,6 +32,7 @@ from shared.infra.bus import (
     Bus,
     CommandEntry,
     parse_json_field,
+    read_plan,
     stream_batches,
 )
 from shared.infra.gamelog import GameLog
@@ -119,7 +120,10 @@ class Scoring:
                 except TimeoutError:
                     continue
         self.running = True
-        loops = [asyncio.create_task(self._follow(p)) for p in range(self.settings.partitions)]
+        loops = [
+            asyncio.create_task(self._follow(streams))
+            for streams in read_plan(self.client, self.bus.feed_streams())
+        ]
         loops.append(asyncio.create_task(self._sweep_loop()))
         try:
             await self.stopping.wait()
@@ -136,57 +140,61 @@ class Scoring:
         """Stop reading the feed (the entries in hand finish, within the drain deadline)."""
         self.stopping.set()
 
-    async def _follow(self, partition: int) -> None:
-        stream = self.keys.feed(partition)
-        # First what this consumer read but did not acknowledge (a crash), then new entries.
-        start = "0"
+    async def _follow(self, streams: list[str]) -> None:
+        """Follow feed partitions (all in one read on a single Redis): first what this consumer
+        read but did not acknowledge (a crash), then new entries."""
+        starts: dict[str, str] = dict.fromkeys(streams, "0")
         claim_at = 0.0  # when to look for a crashed peer's entries next
         while not self.stopping.is_set():
             try:
                 reply = await self.client.xreadgroup(
                     SCORING,
                     self.consumer,
-                    {stream: start},
+                    starts,
                     count=self.settings.batch,
                     block=min(1000, max(self.settings.claim_idle_ms, 50)),
                 )
-                entries = [e for _, batch in stream_batches(reply) for e in batch]
-                if start != ">":
-                    if not entries:
-                        start = ">"
-                        continue
-                    start = _text(entries[-1][0])  # the history goes on after the last one
-                plain = []  # news of nothing to score: acknowledged together
-                for entry_id, fields in entries:
-                    if self.stopping.is_set():
-                        break  # unacknowledged: this consumer reads it again, or a peer claims it
-                    if self._game_to_score(entry_id, fields) is None:
-                        plain.append(entry_id)
-                    else:
-                        await self._attempt(stream, entry_id, fields)
-                if plain:
-                    await self.client.xack(stream, SCORING, *plain)
-                    self.handled.inc(len(plain))
+                got = {_text(stream): entries for stream, entries in stream_batches(reply)}
+                for stream in streams:
+                    if starts[stream] != ">":
+                        history = got.get(stream) or []
+                        # The history goes on after the last one; none left: new entries.
+                        starts[stream] = _text(history[-1][0]) if history else ">"
+                total = 0
+                for stream, entries in got.items():
+                    total += len(entries)
+                    plain = []  # news of nothing to score: acknowledged together
+                    for entry_id, fields in entries:
+                        if self.stopping.is_set():
+                            break  # unacknowledged: read again here, or claimed by a peer
+                        if self._game_to_score(entry_id, fields) is None:
+                            plain.append(entry_id)
+                        else:
+                            await self._attempt(stream, entry_id, fields)
+                    if plain:
+                        await self.client.xack(stream, SCORING, *plain)
+                        self.handled.inc(len(plain))
                 if self.stopping.is_set():
                     break
-                if 0 < len(entries) < self.settings.batch:
+                if 0 < total < self.settings.batch:
                     # Nothing here is urgent (a round's score sheet may wait a tenth of a
                     # second): let news gather, one read per pause instead of one per turn.
                     await asyncio.sleep(FOLLOW_PAUSE)
                 if time.monotonic() < claim_at:
                     continue
                 claim_at = time.monotonic() + self.settings.claim_idle_ms / 2000
-                claimed = await self.client.xautoclaim(
-                    stream,
-                    SCORING,
-                    self.consumer,
-                    min_idle_time=self.settings.claim_idle_ms,
-                    start_id="0-0",
-                    count=self.settings.batch,
-                )
-                for entry_id, fields in claimed[1]:
-                    if fields:
-                        await self._attempt(stream, entry_id, fields)
+                for stream in streams:
+                    claimed = await self.client.xautoclaim(
+                        stream,
+                        SCORING,
+                        self.consumer,
+                        min_idle_time=self.settings.claim_idle_ms,
+                        start_id="0-0",
+                        count=self.settings.batch,
+                    )
+                    for entry_id, fields in claimed[1]:
+                        if fields:
+                            await self._attempt(stream, entry_id, fields)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
