@@ -137,9 +137,10 @@ class AutoPipeline:
             else:
                 future.set_result(result)
 
-    def pipeline(self, transaction: bool = False) -> Any:
-        """A group of commands sent together (through the shared pipeline unless
-        ``transaction``, which needs MULTI/EXEC of its own)."""
+    def pipeline(self, transaction: bool = True) -> Any:
+        """A group of commands sent together: through the shared pipeline with
+        ``transaction=False``; a transaction (MULTI/EXEC) of its own otherwise, as redis-py's
+        ``pipeline()`` is by default."""
         if transaction:
             return self.client.pipeline(transaction=True)
         return Group(self)

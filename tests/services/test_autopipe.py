@@ -75,9 +75,14 @@ async def test_a_group_keeps_its_order_and_answers_like_a_pipeline(fast: tuple[A
 
 
 async def test_a_group_refuses_blocking_commands(fast: tuple[Any, str]) -> None:
-    redis, _ = fast
+    redis, prefix = fast
+    # A transaction is one of its own, as redis-py's pipeline() is by default.
+    async with redis.pipeline() as multi:
+        multi.set(f"{prefix}t", "1").incr(f"{prefix}t")
+        assert await multi.execute() == [True, 2]
+    assert redis.batches == 0
     with pytest.raises(AttributeError, match="xreadgroup"):
-        redis.pipeline().xreadgroup("g", "c", {"s": ">"})
+        redis.pipeline(transaction=False).xreadgroup("g", "c", {"s": ">"})
 
 
 async def test_scripts_load_themselves_through_the_pipeline(fast: tuple[Any, str]) -> None:
