@@ -167,6 +167,8 @@ class Lanes:
         if pending is not None:
             assert isinstance(pending, tuple)
             total = length + pending[0]
+            if length >= 3 and pending[0] >= 3 and natural and pending[1]:
+                return False  # two runs of their own: the same cards without crossing
             return total >= 3 and total <= cfg.run_max and bool(natural or pending[1])
         return length >= 3 and bool(natural)
 
@@ -365,6 +367,7 @@ class Problem:
     threshold: int = 0  # points the placed cards must reach (an opening); 0: none
     floor: int | None = None  # drop states that cannot end at this score or more
     need_card: bool = False  # at least one optional card or joker beyond jokers_min is placed
+    witness: bool = False  # with a floor: any arrangement reaching it (``solver_search``)
     needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
     max_states: int | None = None  # give up (``StateBudget``) past this many states in a stage
 
@@ -407,7 +410,9 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     floor cannot reach it. Optional cards that need a joker to be placed at all (``needy``)
     count only as far as the jokers left could carry them: such a card shares a meld with a
     joker and has no joker-free window of three ranks, so it lies within two ranks of one (a run
-    ``a b JK d e``) or in a set with it: four cards per joker at most."""
+    ``a b JK d e``) or in a set with it: four cards per joker at most. A joker already placed
+    (at this rank or the two before) may still carry such cards up to two ranks ahead, so those
+    count in full."""
     jmax = p.jokers_max
     needy = p.needy or [[0] * 4 for _ in range(14)]
     top_nat = max(p.nat_weight[1:])
@@ -419,6 +424,7 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
             here = cells + ([(rank, s) for s in range(suit + 1, 4)] if rank else [])
             free = sum(p.nat_weight[r] * (p.hand[r][s] - needy[r][s]) for r, s in here)
             poor = sum(needy[r][s] for r, s in here)
+            near = sum(needy[r][s] for r, s in here if r <= rank + 2)
             first = rank + 1 if suit == 4 or rank == 0 else rank
             wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
             row = []
@@ -426,8 +432,12 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
                 if first > 13:
                     best = p.joker_adjust[used]
                 else:
-                    best = max(wj * (f - used) + p.joker_adjust[f] for f in range(used, jmax + 1))
-                row.append(free + min(poor, 4 * (jmax - used)) * top_nat + best)
+                    best = max(
+                        wj * (f - used) + p.joker_adjust[f]
+                        for f in range(max(used, p.jokers_min), jmax + 1)
+                    )
+                carried = min(poor, near + 4 * (jmax - used))
+                row.append(free + carried * top_nat + best)
             rows.append(row)
         bounds.append(rows)
     return bounds
@@ -473,18 +483,11 @@ def solve_dp(p: Problem) -> Result | None:
     return found
 
 
-def _solve(p: Problem) -> Result | None:
-    """The arrangement of highest score (plus ``joker_adjust`` for the jokers it uses), or None
-    when no arrangement places every mandatory card (and reaches the threshold, and the floor)."""
-    lanes, pairs = machinery(p.cfg)
+def initial_states(p: Problem, lanes: Lanes, pairs: Pairs, width: int) -> dict[int, int]:
+    """The packed states before rank 1 (score 0): every lane idle, or under ``ace: wrap`` some
+    lanes already running across the cut."""
     cfg = p.cfg
-    lay = _layout(cfg)
-    width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
-    threshold = p.threshold
     jmax = p.jokers_max
-    floor = p.floor
-    need_card = p.need_card and not threshold
-    bounds = upper_bounds(p) if floor is not None else []
     options_by_suit = []
     for suit in range(4):
         if cfg.wrap:  # lanes may enter the first rank already running (crossing K -> A)
@@ -509,6 +512,26 @@ def _solve(p: Problem) -> Result | None:
             for c in options_by_suit[2]:
                 for d in options_by_suit[3]:
                     frontier[a | b << width | c << 2 * width | d << 3 * width] = 0
+    return frontier
+
+
+def _solve(p: Problem) -> Result | None:
+    """The arrangement of highest score (plus ``joker_adjust`` for the jokers it uses), or None
+    when no arrangement places every mandatory card (and reaches the threshold, and the floor)."""
+    lanes, pairs = machinery(p.cfg)
+    cfg = p.cfg
+    lay = _layout(cfg)
+    width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
+    threshold = p.threshold
+    jmax = p.jokers_max
+    floor = p.floor
+    need_card = p.need_card and not threshold
+    if p.witness and floor is not None:
+        from shared.core.solver_search import find_witness
+
+        return find_witness(p, floor)
+    bounds = upper_bounds(p) if floor is not None else []
+    frontier = initial_states(p, lanes, pairs, width)
     initial = dict(frontier)
     history: list[list[dict[int, int]]] = []
     clear_c = (1 << c1s) - 1

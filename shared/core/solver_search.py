@@ -1,0 +1,155 @@
+"""A depth-first search for any arrangement that reaches a floor, over the states of ``solver_dp``.
+
+The breadth-first DP keeps every state that may still reach its floor, rank after rank; when
+the floor is the upper bound itself (every placeable card placed, the usual case on a full
+table), one arrangement that reaches it is already optimal, and a depth-first walk that tries
+the most promising move first usually finds one after a few hundred states. A state that failed
+is remembered with its score (a lower score from the same state fails too), so a floor that
+cannot be reached costs about what the DP costs. The witness is rebuilt into melds by the DP's
+own ``_rebuild``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from shared.core.solver_dp import (
+    Problem,
+    Result,
+    StateBudget,
+    _layout,
+    _rebuild,
+    initial_states,
+    machinery,
+    set_joker_counts,
+    upper_bounds,
+)
+
+STAGES = 13 * 5  # per rank: four suits, then the sets
+
+
+def find_witness(p: Problem, floor: int) -> Result | None:
+    """An arrangement whose score (with ``joker_adjust``) is at least ``floor``, or None when
+    there is none. Not necessarily the best above the floor: callers compare its score with the
+    upper bound, or hand it to the DP as a tighter floor."""
+    lanes, pairs = machinery(p.cfg)
+    cfg = p.cfg
+    lay = _layout(cfg)
+    width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
+    clear_c = (1 << c1s) - 1
+    threshold = p.threshold
+    jmax = p.jokers_max
+    jmin = p.jokers_min
+    need_card = p.need_card and not threshold
+    adjust = p.joker_adjust
+    bounds = upper_bounds(p)
+    end_ok = pairs.end_ok
+    options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
+    failed: dict[int, int] = {}
+    path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
+    result: list[int] = []
+    budget = None if p.max_states is None else 20 * p.max_states
+
+    def suit_moves(rank: int, suit: int, pair: int) -> list[tuple[int, int, int, int, int]]:
+        """(key delta, score delta, points delta, move index, jokers) for one suit, best
+        score first."""
+        found = options.get((rank, suit, pair))
+        if found is None:
+            shift = width * suit
+            wn = p.nat_weight[rank]
+            wj = p.joker_weight[rank]
+            pv = p.point_value[rank]
+            ranked = []
+            for new, jok, m, used, index in pairs.suit_options(
+                pair, p.table[rank][suit], p.hand[rank][suit]
+            ):
+                dkey = ((new - pair) << shift) + (jok << js)
+                if m == 1:
+                    dkey += 1 << c1s
+                elif m == 2:
+                    dkey += 1 << c2s
+                dpts = used if need_card else pv * (used + jok)
+                ranked.append((-(wn * used + wj * jok), jok, pairs.height(new), index, dkey, dpts))
+            ranked.sort()
+            found = [(dkey, -neg, dpts, index, jok) for neg, jok, _, index, dkey, dpts in ranked]
+            options[(rank, suit, pair)] = found
+        return found
+
+    def go(stage: int, key: int, score: int) -> bool:
+        if stage == STAGES:
+            jokers = (key >> js) & 15
+            if jokers < jmin or (threshold and (key >> ps) & 255 < threshold):
+                return False
+            if need_card and not (key >> ps) & 1 and jokers <= jmin:
+                return False
+            if not all(end_ok(key >> (width * s) & mask) for s in range(4)):
+                return False
+            total = score + adjust[jokers]
+            if total < floor:
+                return False
+            result.append(total)
+            return True
+        memo = key * STAGES + stage
+        known = failed.get(memo)
+        if known is not None and known >= score:
+            return False
+        rank, suit = divmod(stage, 5)
+        rank += 1
+        row = bounds[rank][suit]
+        if suit < 4:
+            shift = width * suit
+            for dkey, dscore, dpts, index, _ in suit_moves(rank, suit, (key >> shift) & mask):
+                nk = key + dkey
+                jokers = (nk >> js) & 15
+                if jokers > jmax:
+                    continue
+                s2 = score + dscore
+                if s2 + row[jokers] < floor:
+                    continue
+                if threshold and dpts:
+                    pts = (key >> ps) & 255
+                    nk += (min(threshold, pts + dpts) - pts) << ps
+                elif need_card and dpts and not (key >> ps) & 1:
+                    nk += 1 << ps
+                if go(stage + 1, nk, s2):
+                    path.append((nk, key << 12 | index))
+                    return True
+        else:
+            wj = p.joker_weight[rank]
+            pv = p.point_value[rank]
+            base = key & clear_c
+            for j in set_joker_counts((key >> c1s) & 7, (key >> c2s) & 7, cfg.set_max):
+                nk = base + (j << js)
+                jokers = (nk >> js) & 15
+                if jokers > jmax:
+                    break
+                s2 = score + wj * j
+                if s2 + row[jokers] < floor:
+                    continue
+                if threshold and j:
+                    pts = (key >> ps) & 255
+                    nk += (min(threshold, pts + pv * j) - pts) << ps
+                if go(stage + 1, nk, s2):
+                    path.append((nk, key << 5 | j))
+                    return True
+        failed[memo] = score if known is None else max(known, score)
+        if budget is not None and len(failed) > budget:
+            raise StateBudget(len(failed))
+        return False
+
+    initial = initial_states(p, lanes, pairs, width)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, STAGES * 4 + 200))
+    try:
+        for start in initial:
+            if go(0, start, 0):
+                break
+        else:
+            return None
+    finally:
+        sys.setrecursionlimit(limit)
+    path.reverse()
+    history = [[{nk: back} for nk, back in path[r * 5 : r * 5 + 5]] for r in range(13)]
+    end = path[-1][0]
+    melds = _rebuild(p, history, end, initial, lanes, pairs, lay)
+    return Result(result[0], (end >> js) & 15, (end >> ps) & 255, melds)
