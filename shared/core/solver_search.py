@@ -16,7 +16,6 @@ import sys
 from shared.core.solver_dp import (
     Problem,
     Result,
-    StateBudget,
     _layout,
     _rebuild,
     initial_states,
@@ -26,12 +25,19 @@ from shared.core.solver_dp import (
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
+PATIENCE = 2_000  # failed states after which the depth-first search gives up (``GaveUp``)
+
+
+class GaveUp(Exception):
+    """The witness search refuted ``PATIENCE`` states without finding a play: the floor is
+    likely out of reach, which the breadth-first DP (with its dominance pruning) shows faster."""
 
 
 def find_witness(p: Problem, floor: int) -> Result | None:
     """An arrangement whose score (with ``joker_adjust``) is at least ``floor``, or None when
-    there is none. Not necessarily the best above the floor: callers compare its score with the
-    upper bound, or hand it to the DP as a tighter floor."""
+    there is none (``GaveUp`` when that takes too long to show). Not necessarily the best above
+    the floor: callers compare its score with the upper bound, or hand it to the DP as a tighter
+    floor."""
     lanes, pairs = machinery(p.cfg)
     cfg = p.cfg
     lay = _layout(cfg)
@@ -48,7 +54,6 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     failed: dict[int, int] = {}
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
-    budget = None if p.max_states is None else 20 * p.max_states
 
     def suit_moves(rank: int, suit: int, pair: int) -> list[tuple[int, int, int, int, int]]:
         """(key delta, score delta, points delta, move index, jokers) for one suit, best
@@ -133,8 +138,8 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                     path.append((nk, key << 5 | j))
                     return True
         failed[memo] = score if known is None else max(known, score)
-        if budget is not None and len(failed) > budget:
-            raise StateBudget(len(failed))
+        if len(failed) > PATIENCE:
+            raise GaveUp
         return False
 
     initial = initial_states(p, lanes, pairs, width)

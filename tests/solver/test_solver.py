@@ -218,3 +218,25 @@ def test_points_regression_merging_does_not_reread_jokers() -> None:
     play = solve(rules, table, hand, True, "points")
     check_play(rules, table, hand, True, play)
     assert dp_points(rules, play, table) == 146
+
+
+def test_points_regression_bound_counts_jokers_already_placed() -> None:
+    """The upper bound gave cards that need a joker credit only for jokers not yet placed, so a
+    floor pruned the best play (134 points found, the integer program finds 139): a joker laid
+    a rank earlier still carries such cards."""
+    rules = rule_set("rummikub")
+    table = [
+        [16, 17, 18, 19, 20, 21, 22],
+        [2, 3, 4, 5, 6, 7, 8],
+        [2, 3, 4, 5, 6, 7],
+        [0, 39, 26, 13],
+        [28, 29, 30],
+        [16, 17, 18, 19, 20, 21],
+        [36, 49, 23, 52],
+        [14, 40, 27],
+    ]
+    hand = [10, 38, 33, 50, 40, 9, 32, 48, 26, 34, 45, 44, 34, 46, 45, 52]
+    play = solve(rules, table, hand, True, "points")
+    check_play(rules, table, hand, True, play)
+    assert dp_points(rules, play, table) == 139
+    assert len(play.played) == 14
