@@ -156,29 +156,42 @@ def _problem(
     )
 
 
+def _fewest_jokers(p: Problem, rank: int, suit: int) -> int:
+    """The fewest jokers any meld holding this card needs, given every card of the problem."""
+
+    def have(r: int, s: int) -> bool:
+        return p.table[r][s] + p.hand[r][s] > 0
+
+    fewest = 3 - sum(1 for s in range(4) if have(rank, s))  # a set
+    for first in range(rank - 2, rank + 1):  # a run of three
+        if not p.cfg.wrap and (first < 1 or first + 2 > 13):
+            continue
+        ranks = [(r - 1) % 13 + 1 for r in (first, first + 1, first + 2)]
+        fewest = min(fewest, sum(1 for r in ranks if not have(r, suit)))
+    return fewest
+
+
+def _stranded(p: Problem) -> bool:
+    """Some card that must be placed fits no meld even with every joker: no arrangement."""
+    return any(
+        p.table[rank][suit] and _fewest_jokers(p, rank, suit) > p.jokers_max
+        for rank in range(1, 14)
+        for suit in range(4)
+    )
+
+
 def _placeable(p: Problem) -> Problem:
     """Drop the optional cards that no meld could hold (too few cards of their rank for a set
     and too few of their suit nearby for a run, even with every joker), and mark those that no
     meld holds without a joker: the optimum is the same, the search smaller, the bound tighter."""
     jokers = p.jokers_max
-    cfg = p.cfg
     hand = [list(row) for row in p.hand]
     needy = [[0] * 4 for _ in range(14)]
     for rank in range(1, 14):
         for suit in range(4):
             if not hand[rank][suit]:
                 continue
-            suits = sum(1 for s in range(4) if p.table[rank][s] + p.hand[rank][s])
-            fewest = 3 - suits  # jokers a set with this card needs
-            for first in range(rank - 2, rank + 1):
-                if not cfg.wrap and (first < 1 or first + 2 > 13):
-                    continue
-                missing = 0
-                for r in (first, first + 1, first + 2):
-                    r = (r - 1) % 13 + 1
-                    if not (p.table[r][suit] + p.hand[r][suit]):
-                        missing += 1
-                fewest = min(fewest, missing)
+            fewest = _fewest_jokers(p, rank, suit)
             if fewest > jokers:
                 hand[rank][suit] = 0
             elif fewest > 0:
@@ -578,16 +591,17 @@ def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     w.joker = [-1] * 14
     w.adjust = [0] * (jokers + 1)
     problem = _problem(rules, naturals, [], jokers, 0, w)
-    found = None
+    if _stranded(problem):
+        return Arrangement(False, (), 0)
+    nothing = -(1 << 62)  # no floor: the witness search looks for any arrangement
+    low = dataclasses.replace(problem, cfg=dataclasses.replace(problem.cfg, wrap=False))
+    found = _probe(low, nothing, upper_bounds(low)[0][4][0])
     if problem.cfg.wrap:  # an ace-low layout is legal under wrap too: a floor for the search
-        found = solve_dp(
-            dataclasses.replace(problem, cfg=dataclasses.replace(problem.cfg, wrap=False))
-        )
         if found is not None:
             problem.floor = found.score
-            problem.max_states = WRAP_STATES
-    with contextlib.suppress(StateBudget):
-        found = solve_dp(problem) or found
+            problem.max_states = WRAP_STATES  # past it: the ace-low layout (not the fewest jokers)
+        with contextlib.suppress(StateBudget):
+            found = solve_dp(problem) or found
     if found is None:
         return Arrangement(False, (), 0)
     melds = _merge_runs(found.melds, rules)
