@@ -203,25 +203,29 @@ def _placeable(p: Problem) -> Problem:
 
 def _bounded(p: Problem, unit: int) -> Result | None:
     """Solve with a floor: first demand the upper bound (in whole units of the goal's first
-    criterion), then one unit less, and so on. A floor nothing reaches costs little, because
-    every state that has already lost too much is dropped; the first floor reached gives the
-    optimum (every better one was refuted). Ten misses: no floor.
+    criterion), then less (``_stepped``). A floor nothing reaches costs little, because every
+    state that has already lost too much is dropped; the first floor reached gives the optimum
+    (every better one was refuted).
 
     Under ``ace: wrap`` the same problem with the ace low is solved first: its arrangements are
-    legal under wrap too, so its score is an exact floor for the (much larger) wrap search."""
+    legal under wrap too, so only a play beating it is searched for (past ``WRAP_STATES``
+    states in a step: the ace-low play, marked inexact)."""
     p = _placeable(p)
-    low = None
-    if p.cfg.wrap:
-        low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit)
-        p.max_states = WRAP_STATES
-        try:
-            return _stepped(p, unit, low)
-        except StateBudget:
-            if low is None:
-                raise
-            low.exact = False
-            return low
-    return _stepped(p, unit, low)
+    if not p.cfg.wrap:
+        return _stepped(p, unit)
+    low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit)
+    p.max_states = WRAP_STATES
+    if low is None:
+        return _stepped(p, unit)  # past the budget: StateBudget, caught by the search
+    top = upper_bounds(p)[0][4][0]
+    if low.score >= top:
+        return low
+    try:  # only a play better than the ace-low one is of interest
+        found = _probe(p, low.score + 1, top)
+    except StateBudget:
+        low.exact = False
+        return low
+    return found if found is not None else low
 
 
 def _probe(p: Problem, floor: int, top: int) -> Result | None:
@@ -242,29 +246,24 @@ def _probe(p: Problem, floor: int, top: int) -> Result | None:
     return solve_dp(p)
 
 
-def _stepped(p: Problem, unit: int, low: Result | None = None) -> Result | None:
+def _stepped(p: Problem, unit: int) -> Result | None:
     """The floor steps of ``_bounded``: one unit below the bound, then two, four, eight... A
     search that reaches its floor returns the best score above it, so the first floor reached
     gives the optimum; a floor far above it is refuted quickly, one below it costs more the
-    lower it is. Past eight steps: no floor. ``low``: a play known to be legal; the floors stop
-    just above its score, and it is the answer when nothing beats it."""
+    lower it is. Past eight steps: no floor."""
     top = upper_bounds(p)[0][4][0]
-    if low is not None and low.score >= top:
-        return low
     target = (top + unit // 2) // unit
     step = 1
     for _ in range(8):
-        floor = target * unit - unit // 2
-        if target < 0 or (low is not None and floor <= low.score):
+        if target < 0:
             break
-        found = _probe(p, floor, top)
+        found = _probe(p, target * unit - unit // 2, top)
         if found is not None:
             return found
         target -= step
         step *= 2
-    p.floor = None if low is None else low.score + 1
-    found = solve_dp(p)
-    return found if found is not None else low
+    p.floor = None
+    return solve_dp(p)
 
 
 def _minus(cards: Sequence[int], take: Sequence[int]) -> list[int]:
