@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 PREFIX = "bare:"  # a run's keys: "<prefix>commands" and "<prefix>replies:<front>"
@@ -133,12 +134,19 @@ async def clients(url: str, count: int, duration: float, pace: float | None) -> 
     }
 
 
-def measure(redis_url: str, count: int, duration: float, pace: float | None) -> dict[str, Any]:
+def measure(
+    redis_url: str,
+    count: int,
+    duration: float,
+    pace: float | None,
+    redis_pids: Sequence[int] = (),
+) -> dict[str, Any]:
     """Start a front and a worker (separate processes), run the clients, stop them, and delete
-    the keys of this run."""
+    the keys of this run. ``cpu_ms``: CPU milliseconds per message of the front, the worker,
+    each of ``redis_pids`` and the clients."""
     import redis
 
-    from tests.bench.load import spare_port, wait_open
+    from tests.bench.load import cpu_seconds, spare_port, wait_open
 
     port = spare_port()
     prefix = f"{PREFIX}{uuid.uuid4().hex[:8]}:"
@@ -151,7 +159,14 @@ def measure(redis_url: str, count: int, duration: float, pace: float | None) -> 
     try:
         wait_open(port)
         time.sleep(0.5)  # the worker's group exists before the first message
-        return asyncio.run(clients(f"ws://127.0.0.1:{port}/ws", count, duration, pace))
+        pids = [p.pid for p in procs] + list(redis_pids)
+        before, mine = cpu_seconds(pids), time.process_time()
+        result = asyncio.run(clients(f"ws://127.0.0.1:{port}/ws", count, duration, pace))
+        spent = [b - a for a, b in zip(before, cpu_seconds(pids), strict=True)]
+        spent.append(time.process_time() - mine)
+        done = max(1, round(result["per_second"] * duration))
+        result["cpu_ms"] = [round(x / done * 1000, 3) for x in spent]
+        return result
     finally:
         for p in procs:
             p.terminate()

@@ -242,14 +242,14 @@ def main() -> None:
                     "bare pipeline (no game logic)",
                     "closed",
                     games,
-                    measure(redis_url, games, args.duration, None),
+                    measure(redis_url, games, args.duration, None, REDIS_PID),
                 )
             for games in sizes(args.open)[-1:]:
                 show(
                     "bare pipeline (no game logic)",
                     "open 1/s",
                     games,
-                    measure(redis_url, games, args.duration, 1.0),
+                    measure(redis_url, games, args.duration, 1.0, REDIS_PID),
                 )
 
     port = spare_port()
