@@ -231,7 +231,8 @@ def _bounded(p: Problem, unit: int) -> Result | None:
 def _probe(p: Problem, floor: int, top: int) -> Result | None:
     """The best play scoring ``floor`` or more, or None. A depth-first search finds some play
     above the floor first (fast when there is one); when it scores the upper bound it is the
-    best, else the DP searches above its score, a much tighter floor."""
+    best, else the DP searches above its score, a much tighter floor. When the depth-first
+    search gives up (``Problem.patience``), the DP searches from the floor itself."""
     p.floor = floor
     p.witness = True
     try:

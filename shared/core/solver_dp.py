@@ -368,6 +368,7 @@ class Problem:
     floor: int | None = None  # drop states that cannot end at this score or more
     need_card: bool = False  # at least one optional card or joker beyond jokers_min is placed
     witness: bool = False  # with a floor: any arrangement reaching it (``solver_search``)
+    patience: int = 2_000  # refuted states after which the witness search gives up
     needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
     max_states: int | None = None  # give up (``StateBudget``) past this many states in a stage
 

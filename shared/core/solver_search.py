@@ -25,11 +25,10 @@ from shared.core.solver_dp import (
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
-PATIENCE = 2_000  # failed states after which the depth-first search gives up (``GaveUp``)
 
 
 class GaveUp(Exception):
-    """The witness search refuted ``PATIENCE`` states without finding a play: the floor is
+    """The witness search refuted ``Problem.patience`` states without finding a play: the floor is
     likely out of reach, which the breadth-first DP (with its dominance pruning) shows faster."""
 
 
@@ -54,6 +53,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     failed: dict[int, int] = {}
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
+    patience = p.patience
 
     def suit_moves(rank: int, suit: int, pair: int) -> list[tuple[int, int, int, int, int]]:
         """(key delta, score delta, points delta, move index, jokers) for one suit, best
@@ -138,7 +138,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                     path.append((nk, key << 5 | j))
                     return True
         failed[memo] = score if known is None else max(known, score)
-        if len(failed) > PATIENCE:
+        if len(failed) > patience:
             raise GaveUp
         return False
 
