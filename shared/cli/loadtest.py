@@ -3,7 +3,8 @@
 Closed loop by default (each game sends its next command as soon as the previous one is answered);
 ``--pace S`` makes it open loop (each game sends one command every S seconds, late or not).
 Prints accepted turns per second, p50/p99/max command latency, error counts by code, and the
-resident memory of each service whose /metrics URL is given, as one JSON object.
+resident memory and the CPU per accepted turn (over the timed run) of each service whose
+/metrics URL is given (and of Redis with ``--redis``, and of the load tool), as one JSON object.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a service's /metrics URL to read its resident memory from (repeatable)",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--redis",
+        default=None,
+        help="the services' Redis URL, to report its CPU per turn too (INFO cpu)",
+    )
     p.add_argument(
         "--transport",
         default="ws",
@@ -230,21 +236,23 @@ async def _play_games_ws(
     session: Any,
     args: argparse.Namespace,
     figures: Figures,
-    first: tuple[str, list[str]],
+    first: _SocketGame,
     begin: float,
     slot: int,
 ) -> None:
-    """A game slot over WebSockets (see ``_play_games``)."""
+    """A game slot over WebSockets (see ``_play_games``); the first game's sockets are open."""
     rng = random.Random(args.seed * 100_003 + slot)
     bot: Bot = BOTS[args.bot]()
     rules = rule_set(args.rules)
     end = begin + args.duration
-    ready: tuple[str, list[str]] | None = first
+    ready: _SocketGame | None = first
     next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
     while time.monotonic() < end:
-        game = _SocketGame(session, args, *(ready or await _new_game(session, args, figures)))
-        ready = None
-        await game.open()
+        if ready is not None:
+            game, ready = ready, None
+        else:
+            game = _SocketGame(session, args, *(await _new_game(session, args, figures)))
+            await game.open()
         try:
             while time.monotonic() < end:
                 if game.finished():
@@ -280,16 +288,33 @@ async def _play_games_ws(
             await game.close()
 
 
-async def _memory(session: Any, url: str) -> int | None:
+async def _process_figures(session: Any, url: str) -> dict[str, float]:
+    """A service's resident memory (bytes) and CPU so far (seconds), from its /metrics."""
     try:
         async with session.get(url) as r:
             text = await r.text()
     except Exception:
-        return None
+        return {}
+    found = {}
     for line in text.splitlines():
-        if line.startswith("process_resident_memory_bytes"):
-            return int(float(line.split()[-1]))
-    return None
+        for name in ("process_resident_memory_bytes", "process_cpu_seconds_total"):
+            if line.startswith(name + " "):
+                found[name] = float(line.split()[-1])
+    return found
+
+
+async def _redis_cpu(url: str | None) -> float | None:
+    """The Redis server's CPU seconds so far (INFO cpu), or None without a URL."""
+    if not url:
+        return None
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(url)
+    try:
+        info = await client.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    finally:
+        await client.aclose()
 
 
 async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
@@ -303,11 +328,19 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
         # Set every game up first (50 at a time), then start the clock.
         gate = asyncio.Semaphore(50)
 
-        async def set_up() -> tuple[str, list[str]]:
+        async def set_up() -> Any:
             async with gate:
-                return await _new_game(session, args, figures)
+                game, tokens = await _new_game(session, args, figures)
+                if args.transport != "ws":
+                    return game, tokens
+                sockets = _SocketGame(session, args, game, tokens)
+                await sockets.open()  # before the clock: 2 x games handshakes are not the load
+                return sockets
 
         firsts = await asyncio.gather(*(set_up() for _ in range(args.games)))
+        cpu_before = [await _process_figures(session, url) for url in args.metrics]
+        redis_before = await _redis_cpu(args.redis)
+        client_before = time.process_time()
         started = time.monotonic()
         play = _play_games_ws if args.transport == "ws" else _play_games
         slots = [
@@ -332,7 +365,24 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
             if task.exception() is not None:
                 figures.errors[type(task.exception()).__name__] += 1
         seconds = time.monotonic() - started
-        memory = {url: await _memory(session, url) for url in args.metrics}
+        client_cpu = time.process_time() - client_before
+        redis_after = await _redis_cpu(args.redis)
+        cpu_after = [await _process_figures(session, url) for url in args.metrics]
+    turns = max(figures.accepted, 1)
+    memory = {
+        url: int(after["process_resident_memory_bytes"])
+        if "process_resident_memory_bytes" in after
+        else None
+        for url, after in zip(args.metrics, cpu_after, strict=True)
+    }
+    cpu_ms: dict[str, float | None] = {}
+    for url, before, after in zip(args.metrics, cpu_before, cpu_after, strict=True):
+        name = "process_cpu_seconds_total"
+        spent = after[name] - before[name] if name in before and name in after else None
+        cpu_ms[url] = None if spent is None else round(spent / turns * 1000, 3)
+    if redis_before is not None and redis_after is not None:
+        cpu_ms["redis"] = round((redis_after - redis_before) / turns * 1000, 3)
+    cpu_ms["loadtest"] = round(client_cpu / turns * 1000, 3)
     latencies = sorted(figures.latencies) or [0.0]
     return {
         "url": args.url,
@@ -355,6 +405,7 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
         "games_started": figures.games_started,
         "games_finished": figures.games_finished,
         "memory_bytes": memory,
+        "cpu_ms_per_turn": cpu_ms,
     }
 
 

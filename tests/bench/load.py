@@ -134,29 +134,18 @@ def loadtest(
     duration: float,
     pace: float | None,
     metrics: list[str],
-    pids: list[int] | None = None,
+    redis_url: str | None = None,
 ) -> dict:
-    """One `rummy loadtest` run; with ``pids``, also the CPU milliseconds each of those
-    processes (and the load generator) spent per accepted turn (``cpu_ms``)."""
+    """One `rummy loadtest` run (its JSON: figures, memory and CPU per turn of each service)."""
     command = [*RUMMY, "loadtest", "--url", url, "--games", str(games), "--duration", str(duration)]
     if pace:
         command += ["--pace", str(pace)]
     for m in metrics:
         command += ["--metrics", m]
-    watched = (pids or []) + REDIS_PID
-    before = cpu_seconds(watched)
-    client_before = os.times()
+    if redis_url:
+        command += ["--redis", redis_url]
     out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    client_after = os.times()
-    after = cpu_seconds(watched)
-    result = json.loads(out.strip().splitlines()[-1])
-    turns = max(result["accepted"], 1)
-    client = (client_after.children_user - client_before.children_user) + (
-        client_after.children_system - client_before.children_system
-    )
-    spent = [b - a for a, b in zip(before, after, strict=True)] + [client]
-    result["cpu_ms"] = [round(x / turns * 1000, 2) for x in spent]
-    return result
+    return json.loads(out.strip().splitlines()[-1])
 
 
 ROWS: list[str] = []
@@ -186,8 +175,11 @@ def memory(result: dict) -> str:
 
 
 def cpu(result: dict) -> str:
-    """CPU ms per accepted turn: each service (as ordered in the run), Redis, the load tool."""
+    """CPU ms per accepted turn over the timed run: each service (in the order of the metrics
+    URLs), Redis, the load tool; or, for the bare pipeline, front / worker / Redis / clients."""
     parts = result.get("cpu_ms")
+    if parts is None and "cpu_ms_per_turn" in result:
+        parts = [v or 0.0 for v in result["cpu_ms_per_turn"].values()]
     return " / ".join(f"{x:.2f}" for x in parts) + f" = {sum(parts):.2f}" if parts else ""
 
 
@@ -223,16 +215,16 @@ def main() -> None:
             for i, port in enumerate(refs)
         ]
         setup = f"gateway + {args.referees} referees + scoring"
-        with processes(env, commands) as pids:
+        with processes(env, commands):
             for port in ports:
                 wait_ready(f"http://127.0.0.1:{port}/readyz")
             url = f"http://127.0.0.1:{gw}"
             metrics = [f"http://127.0.0.1:{p}/metrics" for p in ports]
             for games in sizes(args.closed):
-                result = loadtest(url, games, args.duration, None, metrics, pids)
+                result = loadtest(url, games, args.duration, None, metrics, redis_url)
                 show(setup, "closed", games, result, memory(result))
             for games in sizes(args.open):
-                result = loadtest(url, games, args.duration, 1.0, metrics, pids)
+                result = loadtest(url, games, args.duration, 1.0, metrics, redis_url)
                 show(setup, "open 1/s", games, result, memory(result))
         if not args.no_bare:
             from tests.bench.bare import measure
@@ -254,11 +246,11 @@ def main() -> None:
 
     port = spare_port()
     env = {k: v for k, v in base.items() if k != "REDIS_URL"}
-    with processes(env, [[*RUMMY, "serve", "--port", str(port)]]) as pids:
+    with processes(env, [[*RUMMY, "serve", "--port", str(port)]]):
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}"
         for games in sizes(args.serve):
-            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"], pids)
+            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"])
             show(
                 "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
             )

@@ -27,6 +27,7 @@ async def test_loadtest_plays_games_and_reports_figures(
         metrics=[str(stack.server.make_url("/metrics"))],
         seed=1,
         transport=transport,
+        redis=None,
     )
     figures = await loadtest(args)
     assert figures["transport"] == transport and figures["mode"] == "closed"
@@ -37,6 +38,10 @@ async def test_loadtest_plays_games_and_reports_figures(
     lat = figures["latency_ms"]
     assert 0 < lat["p50"] <= lat["p99"] <= lat["max"]
     assert next(iter(figures["memory_bytes"].values())) > 10_000_000
+    # CPU per turn of the service (here everything runs in this process) and of the load tool.
+    cpu = figures["cpu_ms_per_turn"]
+    assert set(cpu) == {*args.metrics, "loadtest"}
+    assert all(isinstance(v, float) and v > 0 for v in cpu.values()), cpu
     # Every accepted command is in the games' logs (one event or more each).
     referee_seen = stack.referee.metrics.commands
     accepted = sum(
@@ -63,6 +68,7 @@ async def test_open_loop_paces_each_game(make_stack: MakeStack) -> None:
         metrics=[],
         seed=2,
         transport="ws",
+        redis=None,
     )
     figures = await loadtest(args)
     assert figures["mode"] == "open" and figures["errors"] == {}
