@@ -33,7 +33,9 @@ async def front(port: int, url: str, prefix: str) -> None:
     import redis.asyncio as aioredis
     from aiohttp import WSMsgType, web
 
-    client = aioredis.Redis.from_url(url)
+    # A blocking pool: hundreds of sockets send at once (the plain pool refuses past its size).
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=512, timeout=20)
+    client = aioredis.Redis.from_pool(pool)
     replies = f"{prefix}replies:{uuid.uuid4().hex[:8]}"
     waiting: dict[str, asyncio.Future[bytes]] = {}
     last = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
@@ -103,6 +105,12 @@ async def clients(url: str, count: int, duration: float, pace: float | None) -> 
     latencies: list[float] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         sockets = [await session.ws_connect(url) for _ in range(count)]
+
+        async def warm(ws: Any) -> None:  # one round trip each before the clock (connections)
+            await ws.send_str(json.dumps({"id": "warm-up", "type": "draw"}))
+            await ws.receive()
+
+        await asyncio.gather(*(warm(ws) for ws in sockets))
         begin = time.monotonic()
         end = begin + duration
 
