@@ -254,16 +254,7 @@ def main() -> None:
             show(
                 "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
             )
-    print(
-        "\n".join(
-            [
-                "",
-                "| setup | loop | games | turns/s | p50 ms | p99 ms | max ms | errors | RSS MiB |",
-                "|---|---|---|---|---|---|---|---|---|",
-                *ROWS,
-            ]
-        )
-    )
+    print("\n".join(["", HEADER, RULE, *ROWS]))
 
 
 if __name__ == "__main__":
