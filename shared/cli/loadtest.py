@@ -165,6 +165,9 @@ async def _play_games(
                 figures.errors[answer.get("error", {}).get("code", str(status))] += 1
 
 
+ANSWER_WAIT = 30.0  # seconds a WebSocket command may wait for its answer before it counts as lost
+
+
 class _SocketGame:
     """One game played over WebSockets: a socket per seat receives that seat's views and the
     answers to its commands; the seat to move sends its bot's command on its own socket."""
@@ -274,14 +277,22 @@ async def _play_games_ws(
                     next_at += args.pace
                 game.changed.clear()
                 started = time.perf_counter()
-                status, answer = await game.send(seat, body)
+                try:
+                    status, answer = await asyncio.wait_for(game.send(seat, body), ANSWER_WAIT)
+                except (TimeoutError, ConnectionError) as err:  # a socket lost: the next game
+                    figures.errors[f"no_answer ({type(err).__name__})"] += 1
+                    break
                 figures.latencies.append(time.perf_counter() - started)
                 if status == 200:
                     figures.accepted += 1
                     # Wait for the view that follows this command before choosing again.
                     while all(v is None or v["version"] < answer["version"] for v in game.views):
                         game.changed.clear()
-                        await game.changed.wait()
+                        left = end - time.monotonic()
+                        if left <= 0:
+                            break
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(game.changed.wait(), left)
                 else:
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:
