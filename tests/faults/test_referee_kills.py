@@ -41,6 +41,7 @@ pytestmark = pytest.mark.slow
 
 GAMES = 10
 REFEREE_COUNT = 3
+PACE = 0.04  # seconds each player waits after a command
 SEED = 20261130
 
 
@@ -121,7 +122,8 @@ async def test_referees_killed_at_random_lose_no_turn_and_apply_none_twice(
                 games.append((game_id, tokens, ["greedy", "random", "greedy"][:seats]))
             started = time.monotonic()
             playing = [
-                asyncio.create_task(play(client, game_id, tokens, bots, seed=n))
+                # Paced, so that the games outlast several kills however fast the services are.
+                asyncio.create_task(play(client, game_id, tokens, bots, seed=n, pace=PACE))
                 for n, (game_id, tokens, bots) in enumerate(games)
             ]
             try:
