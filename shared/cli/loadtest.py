@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--metrics",
         action="append",
         default=[],
-        help="a service's /metrics URL to read its resident memory from (repeatable)",
+        help="a service's /metrics URL to read its memory and CPU from (repeatable)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
