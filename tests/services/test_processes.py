@@ -21,6 +21,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,7 +30,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from shared.infra.bus import REFEREES, Bus, Requester
+from shared.infra.bus import REFEREES, Bus, Requester, partition_of
 from shared.infra.events import verify_chain
 from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
@@ -222,19 +223,30 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             bots = ["greedy", "random", "greedy"]
             driving = asyncio.create_task(drive(requester, games, game_id, bots, seed=7))
 
-            # Mid-game, freeze the referee that has done more so far until a command of the
-            # game is in its hands (read, not acknowledged), then kill it.
+            # Mid-game, freeze the referee that holds the game's partition until a command of
+            # the game is in its hands (read, not acknowledged), then kill it. A referee frozen
+            # between two reads takes nothing (its lease runs out and the other one goes on):
+            # then it is let go and caught again.
             await _until(lambda: _version_at_least(games, game_id, 30), 60)
-            counts = []
-            for service in referees:
-                _, text = await http_get(session, service, "/metrics")
-                counts.append(metric_total(text, "referee_commands_total"))
-            victim, survivor = referees if counts[0] >= counts[1] else referees[::-1]
-            victim.proc.send_signal(signal.SIGSTOP)
-            try:
-                await _until(lambda: _has_pending(client, keys, victim.name), 10)
-            finally:
-                victim.proc.send_signal(signal.SIGKILL)
+            lease = keys.lease(partition_of(game_id, PARTITIONS))
+            for _ in range(10):
+                holder = await client.get(lease)
+                named = [r for r in referees if holder is not None and r.name == holder.decode()]
+                if not named:
+                    await asyncio.sleep(0.2)  # between two holders
+                    continue
+                victim = named[0]
+                victim.proc.send_signal(signal.SIGSTOP)
+                try:
+                    await _until(partial(_has_pending, client, keys, victim.name), 3)
+                    break
+                except AssertionError:
+                    victim.proc.send_signal(signal.SIGCONT)
+                    await asyncio.sleep(1.0)
+            else:
+                raise AssertionError("no referee was ever caught holding a command")
+            survivor = next(r for r in referees if r is not victim)
+            victim.proc.send_signal(signal.SIGKILL)
             victim.proc.wait(5)
             killed_at = (await games.load(game_id, fresh=True)).state
             assert killed_at.status != "finished"
