@@ -397,6 +397,17 @@ class Layout:
     c2s: int
     mask: int
 
+    def option_key(self, shift: int, pair: int, new: int, jok: int, m: int) -> int:
+        """What one suit option adds to a key: the suit's lane pair (at ``shift``) goes from
+        ``pair`` to ``new``, ``jok`` more jokers are used, and ``m`` (1 or 2, else nothing)
+        counts one more set card of that many copies."""
+        dkey = ((new - pair) << shift) + (jok << self.js)
+        if m == 1:
+            dkey += 1 << self.c1s
+        elif m == 2:
+            dkey += 1 << self.c2s
+        return dkey
+
 
 def _layout(cfg: Config) -> Layout:
     width = 8 if not cfg.wrap and not cfg.exact else (10 if not cfg.wrap else 24)
@@ -558,11 +569,7 @@ def _solve(p: Problem) -> Result | None:
                 if options is None:
                     options = []
                     for new, jok, m, used, index in pairs.suit_options(pair, t, h):
-                        dkey = ((new - pair) << shift) + (jok << js)
-                        if m == 1:
-                            dkey += 1 << c1s
-                        elif m == 2:
-                            dkey += 1 << c2s
+                        dkey = lay.option_key(shift, pair, new, jok, m)
                         dpts = used if need_card else pv * (used + jok)
                         options.append((dkey, wn * used + wj * jok, dpts, index))
                     cache[pair] = options

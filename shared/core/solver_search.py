@@ -68,11 +68,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             for new, jok, m, used, index in pairs.suit_options(
                 pair, p.table[rank][suit], p.hand[rank][suit]
             ):
-                dkey = ((new - pair) << shift) + (jok << js)
-                if m == 1:
-                    dkey += 1 << c1s
-                elif m == 2:
-                    dkey += 1 << c2s
+                dkey = lay.option_key(shift, pair, new, jok, m)
                 dpts = used if need_card else pv * (used + jok)
                 ranked.append((-(wn * used + wj * jok), jok, pairs.height(new), index, dkey, dpts))
             ranked.sort()
