@@ -195,6 +195,7 @@ class Pairs:
         self._end: dict[int, bool] = {}
         self._covers: dict[int, set[int]] = {}
         self._height: dict[int, int] = {}
+        self._up: dict[tuple[int, int], list[int]] = {}
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -221,6 +222,13 @@ class Pairs:
         found = self._height.get(pair)
         if found is None:
             found = self._height[pair] = len(self.pairs_above(pair))
+        return found
+
+    def shifted_up(self, pair: int, shift: int) -> list[int]:
+        """``pair`` and the pair codes that dominate it, shifted to a suit's place in a key."""
+        found = self._up.get((pair, shift))
+        if found is None:
+            found = self._up[(pair, shift)] = [q << shift for q in [pair, *self.pairs_above(pair)]]
         return found
 
     def pairs_above(self, pair: int) -> list[int]:
@@ -650,20 +658,26 @@ def _prune_dominated(
 ) -> dict[int, int]:
     """Drop every state that another state dominates: the same jokers, points and set counts,
     a lane pair at least as good in every suit (``Lanes.above``), and a score at least as high.
-    States are visited best score first, so each is compared only with the few kept ones."""
+    States are visited best score first (ties: the better lanes first), so a state is compared
+    only with kept ones: either by looking up each state that would dominate it (when there are
+    few) or by testing it against every kept state of its group (when those are fewer). Either
+    way the cost stays near linear in the states (a plain all-pairs test was quadratic: minutes
+    on tables with seven jokers)."""
     groups: dict[int, list[tuple[int, int, int]]] = {}
     height = pairs.height
     for key, score in states.items():
-        p0, p1, p2, p3 = (
-            key & mask,
-            (key >> width) & mask,
-            (key >> 2 * width) & mask,
-            key >> 3 * width & mask,
+        rank = (
+            height(key & mask)
+            + height((key >> width) & mask)
+            + height((key >> 2 * width) & mask)
+            + height(key >> 3 * width & mask)
         )
-        rank = height(p0) + height(p1) + height(p2) + height(p3)
         groups.setdefault(key >> js, []).append((-score, rank, key))
     kept: dict[int, int] = {}
     covers = pairs.covers
+    up = pairs.shifted_up
+    low_mask = (1 << js) - 1
+    w2, w3 = 2 * width, 3 * width
     for items in groups.values():
         if len(items) == 1:
             score, _, key = items[0]
@@ -671,18 +685,40 @@ def _prune_dominated(
             continue
         items.sort()
         winners: list[tuple[set[int], set[int], set[int], set[int]]] = []
+        seen: set[int] = set()
         for score, _, key in items:
             p0, p1, p2, p3 = (
                 key & mask,
                 (key >> width) & mask,
-                (key >> 2 * width) & mask,
-                key >> 3 * width & mask,
+                (key >> w2) & mask,
+                key >> w3 & mask,
             )
-            for w0, w1, w2, w3 in winners:
-                if p0 in w0 and p1 in w1 and p2 in w2 and p3 in w3:
-                    break
+            u0, u1, u2, u3 = up(p0, 0), up(p1, width), up(p2, w2), up(p3, w3)
+            dominated = False
+            if len(u0) * len(u1) * len(u2) * len(u3) <= 2 * len(winners):
+                for a in u0:
+                    for b in u1:
+                        ab = a + b
+                        for c in u2:
+                            abc = ab + c
+                            for d in u3:
+                                if abc + d in seen:
+                                    dominated = True
+                                    break
+                            if dominated:
+                                break
+                        if dominated:
+                            break
+                    if dominated:
+                        break
             else:
+                for c0, c1, c2, c3 in winners:
+                    if p0 in c0 and p1 in c1 and p2 in c2 and p3 in c3:
+                        dominated = True
+                        break
+            if not dominated:
                 winners.append((covers(p0), covers(p1), covers(p2), covers(p3)))
+                seen.add(key & low_mask)
                 kept[key] = -score
     return kept
 
