@@ -17,6 +17,11 @@ the cost is paid per batch. A quiet service sees batches of one, with no added w
   handled by the script object, as usual);
 - everything else, blocking reads above all, goes straight to the client.
 
+A batch goes out on the client's ``Wire`` when it has one (``shared/infra/wire.py``: one shared
+socket, no redis-py machinery per round trip), else, or while the wire is down, as a redis-py
+pipeline (which reconnects with backoff). Either way each reply goes through redis-py's own
+response callback for its command, so callers get what redis-py would have given them.
+
 Commands are not reordered: a group's commands stay together and in order, and two commands of
 one task are sent in the order the task awaited them. A Redis Cluster client is used as it is
 (``autopipe`` returns it unchanged): its commands go to different nodes.
@@ -29,7 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
+from redis.client import EMPTY_RESPONSE, NEVER_DECODE
 from redis.commands.core import AsyncScript
+from redis.exceptions import ResponseError
+
+from shared.infra.wire import Receiver, Wire, WireDown, pack
 
 COALESCED = frozenset(
     {
@@ -67,7 +76,11 @@ COALESCED = frozenset(
 )
 """Commands that never block and may share a pipeline with any other."""
 
+BLOCKING = frozenset({"xread", "xreadgroup"})
+"""Commands that may block: with a wire, each goes on a connection of its own, lent for it."""
+
 _Call = tuple[str, tuple[Any, ...], dict[str, Any], "asyncio.Future[Any]"]
+_Sent = tuple[_Call, tuple[Any, ...], dict[str, Any]]  # the call, its command and options
 
 
 class AutoPipeline:
@@ -75,15 +88,59 @@ class AutoPipeline:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        wire = getattr(client, "wire", None)
+        self.wire: Wire | None = wire if isinstance(wire, Wire) else None
+        # Builds a command's arguments as redis-py would (its pipeline records, never sends).
+        self._recorder = client.pipeline(transaction=False) if self.wire is not None else None
         self._queue: list[_Call] = []
+        self._lost: list[_Call] = []  # sent on the wire, connection lost before the reply
         self._flushing = False
         self.batches = 0  # pipelines sent (for tests and benchmarks)
         self.commands = 0  # commands sent through them
 
     def __getattr__(self, name: str) -> Any:
         if name in COALESCED:
-            return self._command(name)
+            call = self._command(name)
+            setattr(self, name, call)  # made once per command name
+            return call
+        if name in BLOCKING and self.wire is not None:
+            call = self._blocking_command(name)
+            setattr(self, name, call)
+            return call
         return getattr(self.client, name)
+
+    def _blocking_command(self, name: str) -> Callable[..., Any]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await self._blocking(name, args, kwargs)
+
+        return call
+
+    async def _blocking(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A blocking read on a lent connection of the wire (redis-py's way if none opens, or
+        if the connection is lost before the answer: it then reconnects and asks again)."""
+        assert self.wire is not None and self._recorder is not None
+        socket = await self.wire.lend()
+        if socket is None:
+            return await getattr(self.client, name)(*args, **kwargs)
+        try:
+            getattr(self._recorder, name)(*args, **kwargs)
+            command, options = self._recorder.command_stack.pop()
+        except Exception:
+            self._recorder.command_stack.clear()
+            self.wire.give_back(socket)
+            raise
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        try:
+            socket.write(pack(command), [(_One(future), None)])
+            reply = await future
+        except WireDown:
+            return await getattr(self.client, name)(*args, **kwargs)
+        finally:
+            self.wire.give_back(socket)
+        result = _answer(self.client.response_callbacks, command, options, reply)
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     def _command(self, name: str) -> Callable[..., Any]:
         async def call(*args: Any, **kwargs: Any) -> Any:
@@ -107,13 +164,79 @@ class AutoPipeline:
     def _flush(self) -> None:
         calls, self._queue = self._queue, []
         self._flushing = False
-        if calls:
-            task = asyncio.ensure_future(self._send(calls))
-            task.add_done_callback(_consume_result)
-
-    async def _send(self, calls: list[_Call]) -> None:
+        if not calls:
+            return
         self.batches += 1
         self.commands += len(calls)
+        wire = self.wire
+        if wire is not None and wire.ready():
+            self._write(wire, calls)
+            return
+        if wire is not None and not wire.resting():
+            task = asyncio.ensure_future(self._open_and_write(wire, calls))
+        else:
+            task = asyncio.ensure_future(self._send(calls))
+        task.add_done_callback(_consume_result)
+
+    async def _open_and_write(self, wire: Wire, calls: list[_Call]) -> None:
+        if await wire.open():
+            self._write(wire, calls)
+        else:
+            await self._send(calls)
+
+    def _write(self, wire: Wire, calls: list[_Call]) -> None:
+        """Pack ``calls`` as redis-py would and write them on the wire; each reply answers its
+        caller from ``answered`` (or comes back through ``lost``)."""
+        assert self._recorder is not None
+        packed: list[bytes] = []
+        receivers: list[tuple[Receiver, Any]] = []
+        for call in calls:
+            name, args, kwargs, future = call
+            try:
+                getattr(self._recorder, name)(*args, **kwargs)
+                command, options = self._recorder.command_stack.pop()
+                packed.append(pack(command))
+            except Exception as err:  # a bad argument: its caller's error alone
+                self._recorder.command_stack.clear()
+                if not future.done():
+                    future.set_exception(err)
+                continue
+            receivers.append((self, (call, command, options)))
+        if packed:
+            wire.send(packed, receivers)
+
+    def answered(self, token: _Sent, reply: Any) -> None:
+        """A reply from the wire: answer its caller as redis-py's client would have."""
+        (*_, future), command, options = token
+        if future.done():
+            return  # the caller was cancelled; the command ran all the same
+        try:
+            result = _answer(self.client.response_callbacks, command, options, reply)
+        except Exception as err:
+            future.set_exception(err)
+            return
+        if isinstance(result, Exception):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+
+    def lost(self, token: _Sent) -> None:
+        """The wire's connection failed before this reply: send the command again the
+        fallback way (redis-py's pipeline, which reconnects with backoff)."""
+        call = token[0]
+        if call[3].done():
+            return
+        self._lost.append(call)
+        if len(self._lost) == 1:
+            asyncio.get_running_loop().call_soon(self._resend)
+
+    def _resend(self) -> None:
+        calls, self._lost = self._lost, []
+        task = asyncio.ensure_future(self._send(calls))
+        task.add_done_callback(_consume_result)
+
+    async def _send(self, calls: list[_Call]) -> None:
+        """Send ``calls`` as one redis-py pipeline and answer each caller."""
         pipe = self.client.pipeline(transaction=False)
         for name, args, kwargs, _ in calls:
             getattr(pipe, name)(*args, **kwargs)
@@ -195,6 +318,32 @@ def autopipe(client: Any) -> Any:
 def raw_client(client: Any) -> Any:
     """The client under an ``AutoPipeline`` (or ``client`` itself)."""
     return client.client if isinstance(client, AutoPipeline) else client
+
+
+class _One:
+    """A receiver that answers one future (a blocking command's)."""
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
+
+    def answered(self, token: Any, reply: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(reply)
+
+    def lost(self, token: Any) -> None:
+        if not self.future.done():
+            self.future.set_exception(WireDown("the connection was lost"))
+
+
+def _answer(callbacks: Any, command: tuple[Any, ...], options: dict[str, Any], reply: Any) -> Any:
+    """A raw reply as redis-py's client would return it (its response callback applied; an
+    error reply as its exception, or the command's stated empty answer)."""
+    if isinstance(reply, ResponseError):
+        return options.get(EMPTY_RESPONSE, reply)
+    for special in ("keys", NEVER_DECODE, EMPTY_RESPONSE):
+        options.pop(special, None)
+    callback = callbacks.get(command[0])
+    return callback(reply, **options) if callback is not None else reply
 
 
 def _consume_result(task: asyncio.Task[None]) -> None:

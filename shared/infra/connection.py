@@ -6,19 +6,19 @@ same code talks to a real Redis or Cluster when ``REDIS_URL`` is set.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import fakeredis
-import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import DataError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.utils import DEFAULT_RESP_VERSION
 
 from shared.infra.settings import Settings
+from shared.infra.wire import Wire, pack
 
 _EMBEDDED: dict[str, fakeredis.FakeServer] = {}
 MAX_CONNECTIONS = 512  # per client; a command waits (up to 20 s) when all are busy
@@ -37,15 +37,19 @@ class PackedConnection(aioredis.Connection):
     as with redis-py's own packer (a bool is packed as 1 or 0 rather than refused)."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        name = args[0]
-        if isinstance(name, str):
-            args = (*name.encode().split(), *args[1:])
-        elif b" " in name:
-            args = (*name.split(), *args[1:])
-        try:
-            return [hiredis.pack_command(args)]
-        except TypeError as err:
-            raise DataError(str(err)) from None
+        return [pack(args)]
+
+
+class WiredRedis(aioredis.Redis):
+    """A client of a plain ``redis://`` Redis that also holds a ``Wire``: the one connection
+    the auto-pipeline sends its batches on (``shared/infra/wire.py``). Closing the client
+    closes the wire too."""
+
+    wire: Wire
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        await self.wire.aclose()
+        await super().aclose(close_connection_pool)
 
 
 def _plain_tcp(url: str) -> bool:
@@ -87,4 +91,16 @@ def connect(settings: Settings) -> Any:
         health_check_interval=15,
         socket_keepalive=True,
     )
-    return aioredis.Redis.from_pool(blocking)  # closing the client closes its pool too
+    if not packed:
+        return aioredis.Redis.from_pool(blocking)  # closing the client closes its pool too
+    client = cast(WiredRedis, WiredRedis.from_pool(blocking))
+    options = blocking.connection_kwargs
+    client.wire = Wire(
+        options.get("host", "localhost"),
+        int(options.get("port", 6379)),
+        db=int(options.get("db", 0) or 0),
+        username=options.get("username"),
+        password=options.get("password"),
+        protocol=int(options.get("protocol") or DEFAULT_RESP_VERSION),
+    )
+    return client

@@ -17,11 +17,11 @@ from typing import Any
 
 import fakeredis
 import pytest
-import redis.asyncio as aioredis
 
 from services.referee.referee import Referee
 from services.scoring.scoring import Scoring
 from shared.infra.bus import Bus, Requester
+from shared.infra.connection import connect
 from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
@@ -42,10 +42,11 @@ class Clock:
 
 
 def redis_client() -> Any:
-    """A client of the test's Redis: the real one at REDIS_URL, else a private fakeredis."""
+    """A client of the test's Redis: the real one at REDIS_URL (made as the services make
+    theirs, so with its wire), else a private fakeredis."""
     url = os.environ.get("REDIS_URL")
     if url:
-        return aioredis.Redis.from_url(url)
+        return connect(Settings(redis_url=url))
     return fakeredis.aioredis.FakeRedis(server=fakeredis.FakeServer())
 
 

@@ -117,7 +117,10 @@ class _Broken:
 
 
 async def test_a_lost_connection_fails_that_batch_only(fast: tuple[Any, str]) -> None:
+    """On the pipeline way (no wire: fakeredis, or a wire that is down; the wire's own
+    failures are in test_wire.py)."""
     redis, prefix = fast
+    redis.wire = None
     real_pipeline = redis.client.pipeline
     redis.client.pipeline = lambda transaction=False: _Broken()
     try:
