@@ -28,7 +28,7 @@ from shared.core.commands import SEAT_COMMANDS
 from shared.core.events import event_from
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
 from shared.core.views import event_json, view_json
-from shared.infra import jsontext
+from shared.infra import codec, jsontext
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import Bus, CommandEntry, Requester
 from shared.infra.gamelog import GameLog, Loaded
@@ -189,9 +189,19 @@ class Gateway:
             await watcher.ws.send_str(jsontext.dumps({"type": "view", "view": view}))
             watcher.sent_version = loaded.version
 
-    async def on_news(self, game_id: str, version: int, types: list[str]) -> None:
-        """Note the game's new version; keep the lobby in step with games starting and ending."""
+    async def on_news(
+        self, game_id: str, version: int, types: list[str], records: list[bytes]
+    ) -> None:
+        """Note the game's new version (folding the events the news carries onto the cached
+        state, when they follow it); keep the lobby in step with games starting and ending."""
         self.games.note(game_id, version)
+        if records:
+            try:
+                events = [codec.decode(r, self.games.store.upcasters) for r in records]
+            except Exception as err:  # a record we cannot read: the store has it anyway
+                self.log.warning("news records unreadable", game=game_id, error=str(err))
+            else:
+                self.games.extend(game_id, events)
         if "GameStarted" in types:
             await self.lobby.move(game_id, "playing")
         if "MatchEnded" in types:

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from aiohttp import WSCloseCode, web
 
-from shared.infra.bus import Bus, parse_json_field, read_plan, stream_batches
+from shared.infra.bus import Bus, news_records, parse_json_field, read_plan, stream_batches
 
 
 @dataclass(eq=False)
@@ -29,7 +29,7 @@ class Watcher:
 
 
 Push = Callable[[Watcher], Awaitable[None]]
-OnNews = Callable[[str, int, list[str]], Awaitable[None]]
+OnNews = Callable[[str, int, list[str], list[bytes]], Awaitable[None]]
 
 
 class Hub:
@@ -110,7 +110,7 @@ class Hub:
                 self.log.warning("following the feed failed; retrying", error=str(err))
                 await asyncio.sleep(0.5)
                 continue
-            latest: dict[str, tuple[int, list[str]]] = {}
+            latest: dict[str, tuple[int, list[str], list[bytes]]] = {}
             for stream, entries in stream_batches(reply):
                 name = stream.decode() if isinstance(stream, bytes) else str(stream)
                 for entry_id, fields in entries:
@@ -119,16 +119,18 @@ class Hub:
                     if doc is None or not isinstance(doc.get("game"), str):
                         continue
                     game, version = doc["game"], int(doc.get("version", 0))
-                    types = list(latest.get(game, (0, []))[1]) + list(doc.get("types", []))
-                    latest[game] = (max(version, latest.get(game, (0, []))[0]), types)
+                    seen, types, records = latest.get(game, (0, [], []))
+                    types = types + list(doc.get("types", []))
+                    records = records + news_records(fields)
+                    latest[game] = (max(version, seen), types, records)
             # Every game at once (their reads share pipelines); the next read waits for them.
             await asyncio.gather(*(self._news(game, *news) for game, news in latest.items()))
 
-    async def _news(self, game: str, version: int, types: list[str]) -> None:
+    async def _news(self, game: str, version: int, types: list[str], records: list[bytes]) -> None:
         # One game's trouble (say Redis hiccups while loading it) must not end the follower:
         # every later change would go unpushed.
         try:
-            await self.on_news(game, version, types)
+            await self.on_news(game, version, types, records)
         except Exception as err:
             self.log.warning("keeping the lobby failed", game=game, error=str(err))
         await self.wake(game, version)

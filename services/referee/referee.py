@@ -455,7 +455,8 @@ class Referee:
                 continue
             if result.duplicate:
                 return await self._repeat(entry, result, pipe)
-            self._announce(pipe, entry.game, after, [e.TYPE for e in decision], before=loaded)
+            types = [e.TYPE for e in decision]
+            self._announce(pipe, entry.game, after, types, before=loaded, records=result.records)
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
 
@@ -553,12 +554,19 @@ class Referee:
         return seed
 
     def _announce(
-        self, pipe: Any, game: str, loaded: Loaded, types: list[str], before: Loaded | None = None
+        self,
+        pipe: Any,
+        game: str,
+        loaded: Loaded,
+        types: list[str],
+        before: Loaded | None = None,
+        records: tuple[bytes, ...] = (),
     ) -> None:
-        """Queue on ``pipe``: the news for the feed, the game's turn deadline (and the removal
-        of the deadline of a turn that ended before it), and a note of a round waiting for its
-        score sheet (before the news, so scoring never sees the news without the note)."""
-        key, fields = self.bus.news(game, loaded.version, types)
+        """Queue on ``pipe``: the news for the feed (with the new events' ``records`` when
+        given), the game's turn deadline (and the removal of the deadline of a turn that ended
+        before it), and a note of a round waiting for its score sheet (before the news, so
+        scoring never sees the news without the note)."""
+        key, fields = self.bus.news(game, loaded.version, types, records)
         if "RoundEnded" in types:
             pipe.sadd(self.keys.awaiting_scores(), awaiting_member(game, loaded.state.round))
         pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)

@@ -311,7 +311,8 @@ class Scoring:
                     continue
                 # Announced again after a duplicate too: the first appender may have died
                 # before announcing, and the news is harmless twice.
-                key, news = self.bus.news(game_id, loaded.version, ["ScoresRecorded"])
+                records = () if result.duplicate else result.records
+                key, news = self.bus.news(game_id, loaded.version, ["ScoresRecorded"], records)
                 await self.client.xadd(key, news, maxlen=FEED_MAXLEN, approximate=True)
                 if not result.duplicate:
                     self.sheets.inc()

@@ -17,6 +17,7 @@ import hashlib
 import json
 import uuid
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -164,11 +165,18 @@ class Bus:
         """Every feed partition."""
         return [self.keys.feed(p) for p in range(self.partitions)]
 
-    def news(self, game_id: str, version: int, types: list[str]) -> tuple[str, dict[bytes, bytes]]:
-        """The feed entry announcing a game's new events (key, fields)."""
+    def news(
+        self, game_id: str, version: int, types: list[str], records: Sequence[bytes] = ()
+    ) -> tuple[str, dict[bytes, bytes]]:
+        """The feed entry announcing a game's new events (key, fields). ``records``: the new
+        events as stored (fields ``e1``, ``e2`` ...), so a follower can fold them without
+        reading the game's log back (one round trip less per change for every gateway)."""
         doc = {"game": game_id, "version": version, "types": types}
         key = self.keys.feed(partition_of(game_id, self.partitions))
-        return key, {FIELD: jsontext.dumps_bytes(doc)}
+        fields = {FIELD: jsontext.dumps_bytes(doc)}
+        for number, record in enumerate(records, 1):
+            fields[b"e%d" % number] = record
+        return key, fields
 
 
 def parse_json_field(fields: dict[Any, Any]) -> dict[str, Any] | None:
@@ -248,6 +256,18 @@ class Requester:
                     future = self._waiting.get(str(doc.get("rid"))) if doc else None
                     if future is not None and not future.done():
                         future.set_result(doc)  # type: ignore[arg-type]
+
+
+def news_records(fields: dict[Any, Any]) -> list[bytes]:
+    """The event records a feed entry carries (``e1``, ``e2`` ..., in order; may be none)."""
+    records: list[bytes] = []
+    number = 1
+    while True:
+        record = fields.get(b"e%d" % number)
+        if not isinstance(record, bytes):
+            return records
+        records.append(record)
+        number += 1
 
 
 def read_plan(client: Any, streams: list[str]) -> list[list[str]]:

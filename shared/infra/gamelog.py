@@ -98,6 +98,29 @@ class GameLog:
             and cached.version >= self._heard.get(game_id, 0)
         )
 
+    def extend(self, game_id: str, events: Sequence[StoredEvent]) -> bool:
+        """Fold news of ``game_id`` (its new events, as the feed carried them) onto the cached
+        state when they follow it, so the next fresh load needs no read of the store. Events
+        the cache already holds are skipped; a gap (or no cached state) changes nothing and
+        the next load reads the store. Whether the cache is now at the newest event given."""
+        cached = self._cache.get(game_id)
+        if cached is None or not events:
+            return False
+        fresh = [e for e in events if e.version > cached.version]
+        if not fresh:
+            return True
+        if fresh[0].version != cached.version + 1:
+            return False
+        try:
+            loaded = fold_stored(fresh, cached)
+        except ValueError:  # not contiguous: leave it to the store
+            return False
+        self.remember(game_id, loaded)
+        if self.trust_news is not None:
+            self._checked[game_id] = time.monotonic()
+            self.note(game_id, loaded.version)
+        return True
+
     def remember(self, game_id: str, loaded: Loaded) -> None:
         """Keep ``loaded`` as the game's latest state, evicting the least recently used."""
         if loaded.version == 0:

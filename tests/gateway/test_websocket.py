@@ -275,11 +275,13 @@ async def test_pushes_go_on_after_a_failure_while_handling_news(stack: Stack) ->
     real_on_news, real_push = hub.on_news, hub.push
     failures: list[str] = []
 
-    async def on_news_failing_once(game: str, version: int, types: list[str]) -> None:
+    async def on_news_failing_once(
+        game: str, version: int, types: list[str], records: list[bytes]
+    ) -> None:
         if not failures:
             failures.append("news")
             raise RedisConnectionError("Redis hiccup")
-        await real_on_news(game, version, types)
+        await real_on_news(game, version, types, records)
 
     async def push_failing_once(watcher: Any) -> None:
         if len(failures) == 1:

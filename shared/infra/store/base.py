@@ -17,7 +17,7 @@ import asyncio
 import time as _time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shared.infra import codec
 from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain
@@ -39,6 +39,9 @@ class AppendResult:
     duplicate: bool = False
     fingerprint: str | None = None
     events: tuple[StoredEvent, ...] = ()
+    # The events' encoded records as stored, when the store has them at hand (the referee puts
+    # them in the feed's news, so a gateway need not read them back).
+    records: tuple[bytes, ...] = field(default=(), compare=False, repr=False)
 
     def to_record(self) -> str:
         """The outcome as the store remembers it for the command id: ``first last head [fp]``."""

@@ -27,6 +27,7 @@ be in the script: it is not in the game's slot), so every game with events is in
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -121,18 +122,19 @@ class RedisEventStore(EventStore):
             # Before the first append (it may fail: then the index lists a game at version 0).
             await self.client.sadd(self.keys.games(), game_id)
         command_id = events[0].command_id
+        records = [codec.encode(event, data_ready=True) for event in events]
         args: list[str | bytes | int] = [
             expected_version,
             expected_head,
             command_id or "",
             outcome.to_record(),
             outcome.head,
-            *(codec.encode(event, data_ready=True) for event in events),
+            *records,
         ]
         reply = await self._append(keys=list(self.keys.game_keys(game_id)), args=args)
         status = int(reply[0])
         if status == 0:
-            return outcome
+            return replace(outcome, records=tuple(records))
         if status == 1:
             return AppendResult.from_record(_text(reply[1]))
         if status == 2:
