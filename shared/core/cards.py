@@ -48,6 +48,10 @@ def suit_of(card: int) -> int:
 
 def parse_card(text: object) -> int:
     """Parse one card in any accepted notation; raise ``CardError`` quoting the input."""
+    if type(text) is str:
+        known = _CANONICAL.get(text)  # the common case: the canonical notation, one lookup
+        if known is not None:
+            return known
     if not isinstance(text, str):
         raise CardError(f"card {text!r} is not a string like 'QH', '10S' or 'JK'")
     raw = text.strip().upper()
@@ -83,6 +87,10 @@ def card_str(card: int) -> str:
     if card == JOKER:
         return "JK"
     return RANK_NAMES[card % 13] + SUITS[card // 13]
+
+
+_CANONICAL = {card_str(card): card for card in range(CARD_KINDS)}
+"""Canonical text -> card: views, layouts and commands spell every card this way."""
 
 
 def cards_str(cards: Iterable[int]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import combinations
 from typing import Literal
 
@@ -48,10 +49,12 @@ _CACHES: dict[MeldKey, dict[tuple[int, ...], tuple[Reading, ...]]] = {}
 _CACHE_LIMIT = 200_000
 
 
+@cache
 def card_values(point_values: str) -> tuple[int, ...]:
     """Point value of each natural card (index = card); jokers take the card they stand for.
 
     ``none`` rule sets still order readings by face value, so the display is deterministic.
+    (Made once per kind of point values: bots and the solver ask for it on every move.)
     """
     table = []
     for card in range(52):
