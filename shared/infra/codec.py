@@ -93,6 +93,21 @@ def _plain(value: Any) -> Any:
     raise _Unfit
 
 
+def _is_plain(value: Any) -> bool:
+    """Whether ``value`` is made of the exact plain kinds only (what msgpack gives back for a
+    well-formed record), checked without copying: decoding then keeps what msgpack built."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None or kind is float or kind is bytes:
+        return True
+    if kind is int:
+        return bool(_INT_MIN <= value <= _INT_MAX)
+    if kind is list:
+        return all(_is_plain(item) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _is_plain(item) for key, item in value.items())
+    return False
+
+
 def canonical(value: Any, path: str = "value") -> Any:
     """A deep copy of ``value`` in canonical form: plain kinds only, every map sorted by key.
 
@@ -205,10 +220,11 @@ def decode_stored(raw: bytes) -> StoredEvent:
         raise CodecError(
             f"event version and schema start at 1: {record['version']}, {record['schema']}"
         )
-    # Rejects what msgpack can carry but an event never holds (ext types, timestamps).
-    data = canonical(record["data"], "event data")
+    # Rejects what msgpack can carry but an event never holds (ext types, timestamps). Maps
+    # come back in the order they were packed: the canonical one (``encode`` sorted them).
+    if not _is_plain(record["data"]):
+        record["data"] = canonical(record["data"], "event data")
     del record["fmt"]
-    record["data"] = data
     return StoredEvent(**record)
 
 
