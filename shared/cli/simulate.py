@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import random
 import sys
 import time
@@ -12,7 +13,9 @@ from collections import Counter
 from typing import Any
 
 from shared.core.bots import BOTS
+from shared.core.events import RoundEnded
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
+from shared.core.scoring import hand_penalty
 from shared.core.selfplay import SelfPlay
 from shared.core.views import standings
 
@@ -23,7 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "simulate",
         help="play whole games between bots and report figures and invariant checks",
         description="Bots take the seats in turn (seat i of game g plays bots[(i + g) % k], so "
-        "every bot sits everywhere). Prints a summary; --json prints one JSON object.",
+        "every bot sits everywhere). Prints a summary with each bot's wins, win rate per seat "
+        "(95% Wilson interval; 1/players if all were equal) and mean penalty left in hand at "
+        "a round's end; --json prints one JSON object. --same-deals plays every deal once per "
+        "seating (games g and g+1 of two bots swap seats on one deal), the fair way to compare "
+        "two bots.",
     )
     p.add_argument("--rules", default="robbers", help="rule set (robbers, robbers-classic, ...)")
     p.add_argument("--players", type=int, default=4)
@@ -34,8 +41,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--timeout-rate", type=float, default=0.0, help="share of turns left to time out"
     )
+    p.add_argument(
+        "--same-deals",
+        action="store_true",
+        help="deal g // k for game g: each deal is played with every rotation of the bots",
+    )
     p.add_argument("--no-check", action="store_true", help="skip the invariant checks")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a win rate."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def simulate(args: argparse.Namespace) -> dict[str, Any]:
@@ -51,6 +73,8 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     wins: Counter[str] = Counter()
     seats_played: Counter[str] = Counter()
     penalty: Counter[str] = Counter()
+    left: Counter[str] = Counter()  # penalty value of the hands at the rounds' ends
+    seat_rounds: Counter[str] = Counter()
     totals = Counter[str]()
     violations: list[str] = []
     started = time.perf_counter()
@@ -58,7 +82,8 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     for g in range(args.games):
         seat_kinds = [kinds[(i + g) % len(kinds)] for i in range(args.players)]
         bots = [BOTS[k]() for k in seat_kinds]
-        seed = hashlib.sha256(f"simulate/{args.seed}/{g}".encode()).digest()
+        deal = g // len(kinds) if getattr(args, "same_deals", False) else g
+        seed = hashlib.sha256(f"simulate/{args.seed}/{deal}".encode()).digest()
         report = SelfPlay(
             args.rules,
             options,
@@ -78,6 +103,11 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         )
         for seat in report.state.winners:
             wins[seat_kinds[seat]] += 1
+        for event in report.events:
+            if isinstance(event, RoundEnded):
+                for seat, hand in zip(event.seats, event.hands, strict=True):
+                    left[seat_kinds[seat]] += hand_penalty(report.state.rules, hand)
+                    seat_rounds[seat_kinds[seat]] += 1
         for seat, score in enumerate(standings(report.state)):
             seats_played[seat_kinds[seat]] += 1
             penalty[seat_kinds[seat]] += score or 0
@@ -103,6 +133,11 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         "events": totals["events"],
         "wins": {k: wins[k] for k in kinds},
         "mean_score": {k: round(penalty[k] / max(seats_played[k], 1), 2) for k in kinds},
+        "win_rate": {k: round(wins[k] / max(seats_played[k], 1), 4) for k in kinds},
+        "win_rate_ci95": {
+            k: [round(x, 4) for x in wilson(wins[k], seats_played[k])] for k in kinds
+        },
+        "mean_penalty": {k: round(left[k] / max(seat_rounds[k], 1), 2) for k in kinds},
         "mean_turns_per_round": round(totals["turns"] / max(totals["rounds"], 1), 2),
         "rejected": totals["rejected"],
         "timeouts": totals["timeouts"],
@@ -125,4 +160,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         for key, value in result.items():
             print(f"{key:>22}: {value}")
+        print(
+            f"{'bot':>22}  {'wins':>6}  {'win rate (95% CI)':>24}  {'mean penalty':>12}  "
+            f"{'mean score':>10}"
+        )
+        for k in result["wins"]:
+            low, high = result["win_rate_ci95"][k]
+            rate = f"{result['win_rate'][k]:.3f} ({low:.3f}-{high:.3f})"
+            print(
+                f"{k:>22}  {result['wins'][k]:>6}  {rate:>24}  "
+                f"{result['mean_penalty'][k]:>12}  {result['mean_score'][k]:>10}"
+            )
     return 1 if result["invariant_violations"] else 0
