@@ -48,6 +48,7 @@ from shared.core.solver_dp import (
     solve_dp,
     upper_bounds,
 )
+from shared.core.solver_ladder import Ladder
 from shared.core.solver_search import GaveUp
 
 Goal = Literal["cards", "points", "opening"]
@@ -248,23 +249,40 @@ def _probe(p: Problem, floor: int, top: int) -> Result | None:
 
 
 def _stepped(p: Problem, unit: int) -> Result | None:
-    """The floor steps of ``_bounded``: one unit below the bound, then two, four, eight... A
-    search that reaches its floor returns the best score above it, so the first floor reached
-    gives the optimum; a floor far above it is refuted quickly, one below it costs more the
-    lower it is. Past eight steps: no floor."""
+    """The optimum, demanding the upper bound first and then less, one unit at a time (or down
+    to the best potential of any state still waiting). A depth-first search first looks for a
+    play at the bound's floor (``_probe``'s witness; on a full table it usually finds one, and a
+    play scoring the bound is optimal at once). Then the ``Ladder`` lowers its floor without
+    starting over, so the first floor reached gives the optimum at about the cost of one DP run
+    at the optimum's own floor."""
     top = upper_bounds(p)[0][4][0]
-    target = (top + unit // 2) // unit
-    step = 1
-    for _ in range(8):
-        if target < 0:
-            break
-        found = _probe(p, target * unit - unit // 2, top)
-        if found is not None:
+    floor = (top + unit // 2) // unit * unit - unit // 2
+    p.floor = floor
+    p.witness = True
+    refuted = False
+    try:
+        found = solve_dp(p)
+        refuted = found is None
+    except GaveUp:
+        found = None
+    finally:
+        p.witness = False
+        p.floor = None
+    if found is not None:
+        if found.score >= top:
             return found
-        target -= step
-        step *= 2
-    p.floor = None
-    return solve_dp(p)
+        floor = found.score  # reached: the DP above it returns the optimum
+    elif refuted:
+        floor -= unit
+    ladder = Ladder(p)
+    while True:
+        best = ladder.reach(floor)
+        if best is not None:
+            return best
+        waiting = ladder.highest_waiting()
+        if waiting is None:  # every state expanded: the best end state, whatever its score
+            return ladder.reach(-(1 << 62))
+        floor = min(floor - unit, (waiting + unit // 2) // unit * unit - unit // 2)
 
 
 def _minus(cards: Sequence[int], take: Sequence[int]) -> list[int]:

@@ -196,6 +196,7 @@ class Pairs:
         self._covers: dict[int, set[int]] = {}
         self._height: dict[int, int] = {}
         self._up: dict[tuple[int, int], list[int]] = {}
+        self._tables: dict[int, tuple[list[int], list[set[int]], tuple[list[list[int]], ...]]] = {}
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -223,6 +224,17 @@ class Pairs:
         if found is None:
             found = self._height[pair] = len(self.pairs_above(pair))
         return found
+
+    def tables(self, width: int) -> tuple[list[int], list[set[int]], tuple[list[list[int]], ...]]:
+        """Per pair code: its height, the codes it covers, and for each suit the codes that
+        dominate it shifted to that suit's place in a key (for ``_prune_dominated``)."""
+        height, covers, ups = self._tables.setdefault(width, ([], [], ([], [], [], [])))
+        for pair in range(len(height), len(self.pairs)):
+            height.append(self.height(pair))
+            covers.append(self.covers(pair))
+            for suit in range(4):
+                ups[suit].append(self.shifted_up(pair, suit * width))
+        return height, covers, ups
 
     def shifted_up(self, pair: int, shift: int) -> list[int]:
         """``pair`` and the pair codes that dominate it, shifted to a suit's place in a key."""
@@ -423,6 +435,9 @@ def _layout(cfg: Config) -> Layout:
     return Layout(width, js, js + 4, js + 12, js + 15, (1 << width) - 1)
 
 
+_BOUNDS: dict[tuple[object, ...], list[list[list[int]]]] = {}
+
+
 def upper_bounds(p: Problem) -> list[list[list[int]]]:
     """bound[r][s][J]: the most score can still be added after suit s of rank r has been
     decided (s = 4: after the sets of rank r; rank 0: before anything), with J jokers used so
@@ -435,8 +450,22 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     count in full."""
     jmax = p.jokers_max
     needy = p.needy or [[0] * 4 for _ in range(14)]
+    memo = (
+        tuple(map(tuple, p.hand)),
+        tuple(map(tuple, needy)),
+        tuple(p.nat_weight),
+        tuple(p.joker_weight),
+        tuple(p.joker_adjust),
+        jmax,
+        p.jokers_min,
+    )
+    found = _BOUNDS.get(memo)
+    if found is not None:
+        return found
+    if len(_BOUNDS) > 256:  # the searches of one position ask for the same bounds many times
+        _BOUNDS.clear()
     top_nat = max(p.nat_weight[1:])
-    bounds = []
+    bounds: list[list[list[int]]] = []
     for rank in range(14):
         cells = [(r, s) for r in range(rank + 1, 14) for s in range(4)]
         rows = []
@@ -460,15 +489,23 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
                 row.append(free + carried * top_nat + best)
             rows.append(row)
         bounds.append(rows)
+    _BOUNDS[memo] = bounds
     return bounds
 
 
 def solve_dp(p: Problem) -> Result | None:
     """The arrangement of highest score (see ``_solve``). Under ``ace: wrap`` the cycle of ranks
-    is first turned so that it starts where the fewest runs can cross (the DP's rank 1 is the
-    rank after the weakest boundary), and the melds are turned back."""
+    is first turned so that it starts where the fewest runs can cross (``turned``)."""
+    turned, order = turned_problem(p)
+    return turn_back(_solve(turned), order)
+
+
+def turned_problem(p: Problem) -> tuple[Problem, list[int] | None]:
+    """Under ``ace: wrap``: the problem with its cycle of ranks turned so that the DP's rank 1 is
+    the rank after the weakest boundary (where the fewest runs can cross), and the order (DP rank
+    -> real rank) for ``turn_back``; else the problem itself and None."""
     if not p.cfg.wrap:
-        return _solve(p)
+        return p, None
 
     def avail(rank: int, suit: int) -> int:
         return p.table[rank][suit] + p.hand[rank][suit]
@@ -479,7 +516,7 @@ def solve_dp(p: Problem) -> Result | None:
 
     first = min(range(1, 14), key=crossing)
     if first == 1:
-        return _solve(p)
+        return p, None
     order = [0] + [(first - 1 + i) % 13 + 1 for i in range(13)]  # DP rank -> real rank
 
     def turn(rows: Sequence[Any]) -> list[Any]:
@@ -494,9 +531,13 @@ def solve_dp(p: Problem) -> Result | None:
         point_value=turn(p.point_value),
         needy=turn(p.needy) if p.needy is not None else None,
     )
-    found = _solve(turned)
-    if found is None:
-        return None
+    return turned, order
+
+
+def turn_back(found: Result | None, order: list[int] | None) -> Result | None:
+    """The melds of a turned problem's answer in real ranks (``turned_problem``)."""
+    if found is None or order is None:
+        return found
     back = {make_card(i, s): make_card(order[i], s) for i in range(1, 14) for s in range(4)}
     back[JOKER] = JOKER
     found.melds = [[back[c] for c in meld] for meld in found.melds]
@@ -663,21 +704,25 @@ def _prune_dominated(
     few) or by testing it against every kept state of its group (when those are fewer). Either
     way the cost stays near linear in the states (a plain all-pairs test was quadratic: minutes
     on tables with seven jokers)."""
+    height, covers, ups = pairs.tables(width)
+    up0, up1, up2, up3 = ups
+    size = [len(u) for u in up0]
+    w2, w3 = 2 * width, 3 * width
     groups: dict[int, list[tuple[int, int, int]]] = {}
-    height = pairs.height
     for key, score in states.items():
         rank = (
-            height(key & mask)
-            + height((key >> width) & mask)
-            + height((key >> 2 * width) & mask)
-            + height(key >> 3 * width & mask)
+            height[key & mask]
+            + height[(key >> width) & mask]
+            + height[(key >> w2) & mask]
+            + height[key >> w3 & mask]
         )
-        groups.setdefault(key >> js, []).append((-score, rank, key))
+        group = groups.get(key >> js)
+        if group is None:
+            groups[key >> js] = [(-score, rank, key)]
+        else:
+            group.append((-score, rank, key))
     kept: dict[int, int] = {}
-    covers = pairs.covers
-    up = pairs.shifted_up
     low_mask = (1 << js) - 1
-    w2, w3 = 2 * width, 3 * width
     for items in groups.values():
         if len(items) == 1:
             score, _, key = items[0]
@@ -686,16 +731,22 @@ def _prune_dominated(
         items.sort()
         winners: list[tuple[set[int], set[int], set[int], set[int]]] = []
         seen: set[int] = set()
-        for score, _, key in items:
-            p0, p1, p2, p3 = (
-                key & mask,
-                (key >> width) & mask,
-                (key >> w2) & mask,
-                key >> w3 & mask,
-            )
-            u0, u1, u2, u3 = up(p0, 0), up(p1, width), up(p2, w2), up(p3, w3)
+        for score, rank, key in items:
+            if not rank:  # no lane pair is dominated by another: nothing dominates the state
+                p0, p1, p2, p3 = (
+                    key & mask,
+                    (key >> width) & mask,
+                    (key >> w2) & mask,
+                    key >> w3 & mask,
+                )
+                winners.append((covers[p0], covers[p1], covers[p2], covers[p3]))
+                seen.add(key & low_mask)
+                kept[key] = -score
+                continue
+            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
+            u0, u1, u2, u3 = up0[p0], up1[p1], up2[p2], up3[p3]
             dominated = False
-            if len(u0) * len(u1) * len(u2) * len(u3) <= 2 * len(winners):
+            if size[p0] * size[p1] * size[p2] * size[p3] <= 2 * len(winners):
                 for a in u0:
                     for b in u1:
                         ab = a + b
@@ -717,7 +768,7 @@ def _prune_dominated(
                         dominated = True
                         break
             if not dominated:
-                winners.append((covers(p0), covers(p1), covers(p2), covers(p3)))
+                winners.append((covers[p0], covers[p1], covers[p2], covers[p3]))
                 seen.add(key & low_mask)
                 kept[key] = -score
     return kept

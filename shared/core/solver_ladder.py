@@ -1,0 +1,284 @@
+"""The DP of ``solver_dp`` run under a floor that comes down step by step, without starting over.
+
+``solver_dp._solve`` with a floor keeps only the states whose score plus the upper bound of what
+is left reaches the floor; a floor nothing reaches costs a whole run, and the next (lower) floor
+used to start from rank A again. Here every state that a floor drops is kept aside, with its
+*potential* (score plus bound), in a list per stage. Lowering the floor brings back exactly the
+states whose potential reaches the new floor and expands only them (and whatever they improve);
+the states already expanded stay as they are. The first floor reached gives the optimum, and the
+work done is about that of one run at the optimum's own floor.
+
+Correctness: every arrangement scoring at least the floor passes through states whose potential
+reaches the floor (the bound is admissible), so each of its states is either expanded or
+dominated by an expanded one with at least its score. A state's score only grows when a better
+path reaches it, and then it is expanded again; back pointers always name the last best path.
+Dominance (``Lanes.above``) is checked against the expanded states with their scores, so it holds
+whatever order the states came in.
+"""
+
+from __future__ import annotations
+
+from shared.core.solver_dp import (
+    Problem,
+    Result,
+    _layout,
+    _rebuild,
+    initial_states,
+    machinery,
+    set_joker_counts,
+    turn_back,
+    turned_problem,
+    upper_bounds,
+)
+
+STAGES = 13 * 5  # per rank: four suits, then the sets
+Index = tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int], list[int]]
+
+
+class Ladder:
+    """The states of one problem under a floor that only comes down (``reach``)."""
+
+    def __init__(self, p: Problem) -> None:
+        self.problem, self.order = turned_problem(p)
+        p = self.problem
+        self.lanes, self.pairs = machinery(p.cfg)
+        self.lay = _layout(p.cfg)
+        self.bounds = upper_bounds(p)
+        width = self.lay.width
+        self.initial = initial_states(p, self.lanes, self.pairs, width)
+        # per stage 0..STAGES: expanded states (key -> score) and their back pointers
+        self.front: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
+        self.backs: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
+        # per stage: states below the floor, as (potential, key, score, back pointer)
+        self.waiting: list[list[tuple[int, int, int, int]]] = [[] for _ in range(STAGES + 1)]
+        top = self._row(0)[0]
+        for key in self.initial:
+            self.waiting[0].append((top, key, 0, 0))
+        self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
+        # per stage and group (jokers, points, set counts), an index of the expanded states: for
+        # each suit, lane pair -> bit mask of the states with that pair there; and their scores
+        self.winners: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]
+        self.floor: int | None = None
+
+    def highest_waiting(self) -> int | None:
+        """The best potential of any state kept aside (None: the search space is exhausted)."""
+        tops = [max(entry[0] for entry in waiting) for waiting in self.waiting if waiting]
+        return max(tops) if tops else None
+
+    def _row(self, stage: int) -> list[int]:
+        """The bound after ``stage`` stages (the score still to come, by jokers used)."""
+        if stage == 0:
+            return self.bounds[0][4]
+        rank, suit = divmod(stage - 1, 5)
+        return self.bounds[rank + 1][suit]
+
+    def _suit_options(
+        self, rank: int, suit: int, pair: int
+    ) -> list[tuple[int, int, int, int, int]]:
+        """(key delta, score delta, points delta, back index, jokers) of one suit's moves."""
+        found = self.options.get((rank, suit, pair))
+        if found is None:
+            p = self.problem
+            lay = self.lay
+            shift = lay.width * suit
+            need_card = p.need_card and not p.threshold
+            wn = p.nat_weight[rank]
+            wj = p.joker_weight[rank]
+            pv = p.point_value[rank]
+            found = []
+            for new, jok, m, used, index in self.pairs.suit_options(
+                pair, p.table[rank][suit], p.hand[rank][suit]
+            ):
+                dkey = lay.option_key(shift, pair, new, jok, m)
+                dpts = used if need_card else pv * (used + jok)
+                found.append((dkey, wn * used + wj * jok, dpts, index, jok))
+            self.options[(rank, suit, pair)] = found
+        return found
+
+    def _admit(self, stage: int, incoming: dict[int, tuple[int, int]]) -> list[int]:
+        """Add the candidate states of a stage (key -> (score, back)) that are new or better and
+        not dominated; return the keys to expand."""
+        front = self.front[stage]
+        backs = self.backs[stage]
+        lay = self.lay
+        width, mask, js = lay.width, lay.mask, lay.js
+        w2, w3 = 2 * width, 3 * width
+        height, _, ups = self.pairs.tables(width)
+        up = ups[0]  # a pair and the pairs that dominate it (unshifted)
+        low_mask = (1 << js) - 1
+        ranked = []
+        for key, (score, back) in incoming.items():
+            old = front.get(key)
+            if old is not None and old >= score:
+                continue
+            rank = (
+                height[key & mask]
+                + height[(key >> width) & mask]
+                + height[(key >> w2) & mask]
+                + height[key >> w3 & mask]
+            )
+            ranked.append((-score, rank, key, back))
+        ranked.sort()
+        fresh = []
+        index_of = self.winners[stage]
+        for neg, rank, key, back in ranked:
+            score = -neg
+            group = key - (key & low_mask)
+            found = index_of.get(group)
+            if found is None:
+                found = index_of[group] = ({}, {}, {}, {}, [])
+            m0, m1, m2, m3, scores = found
+            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
+            if rank:
+                hits = 0
+                for a in up[p0]:
+                    hits |= m0.get(a, 0)
+                if hits:
+                    other = 0
+                    for a in up[p1]:
+                        other |= m1.get(a, 0)
+                    hits &= other
+                if hits:
+                    other = 0
+                    for a in up[p2]:
+                        other |= m2.get(a, 0)
+                    hits &= other
+                if hits:
+                    other = 0
+                    for a in up[p3]:
+                        other |= m3.get(a, 0)
+                    hits &= other
+                while hits:
+                    low = hits & -hits
+                    if scores[low.bit_length() - 1] >= score:
+                        break
+                    hits ^= low
+                if hits:
+                    continue
+            front[key] = score
+            backs[key] = back
+            fresh.append(key)
+            bit = 1 << len(scores)
+            scores.append(score)
+            m0[p0] = m0.get(p0, 0) | bit
+            m1[p1] = m1.get(p1, 0) | bit
+            m2[p2] = m2.get(p2, 0) | bit
+            m3[p3] = m3.get(p3, 0) | bit
+        return fresh
+
+    def reach(self, floor: int) -> Result | None:
+        """The best arrangement scoring ``floor`` or more (with ``joker_adjust``), or None. Each
+        call's floor must not be above the last one's."""
+        assert self.floor is None or floor <= self.floor
+        self.floor = floor
+        p = self.problem
+        lay = self.lay
+        width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
+        clear_c = (1 << c1s) - 1
+        threshold = p.threshold
+        jmax = p.jokers_max
+        need_card = p.need_card and not threshold
+        cfg = p.cfg
+        carried: dict[int, tuple[int, int]] = {}
+        for stage in range(STAGES + 1):
+            waiting = self.waiting[stage]
+            if waiting:
+                still = []
+                for entry in waiting:
+                    if entry[0] < floor:
+                        still.append(entry)
+                        continue
+                    _, key, score, back = entry
+                    old = carried.get(key)
+                    if old is None or old[0] < score:
+                        carried[key] = (score, back)
+                self.waiting[stage] = still
+            fresh = self._admit(stage, carried) if carried else []
+            carried = {}
+            if stage == STAGES or not fresh:
+                continue
+            front = self.front[stage]
+            later = self.waiting[stage + 1].append
+            options: dict[int, list[tuple[int, int, int, int, int]]] = {}
+            row = self._row(stage + 1)
+            rank, suit = divmod(stage, 5)
+            rank += 1
+            get = carried.get
+            if suit < 4:
+                shift = width * suit
+                for key in fresh:
+                    score = front[key]
+                    pair = (key >> shift) & mask
+                    moves = options.get(pair)
+                    if moves is None:
+                        moves = options[pair] = self._suit_options(rank, suit, pair)
+                    for dkey, dscore, dpts, index, _ in moves:
+                        nk = key + dkey
+                        jokers = (nk >> js) & 15
+                        if jokers > jmax:
+                            continue
+                        if threshold and dpts:
+                            pts = (key >> ps) & 255
+                            nk += (min(threshold, pts + dpts) - pts) << ps
+                        elif need_card and dpts and not (key >> ps) & 1:
+                            nk += 1 << ps
+                        s2 = score + dscore
+                        potential = s2 + row[jokers]
+                        if potential < floor:
+                            later((potential, nk, s2, key << 12 | index))
+                            continue
+                        old = get(nk)
+                        if old is None or old[0] < s2:
+                            carried[nk] = (s2, key << 12 | index)
+            else:
+                wj = p.joker_weight[rank]
+                pv = p.point_value[rank]
+                for key in fresh:
+                    score = front[key]
+                    base = key & clear_c
+                    for j in set_joker_counts((key >> c1s) & 7, (key >> c2s) & 7, cfg.set_max):
+                        nk = base + (j << js)
+                        jokers = (nk >> js) & 15
+                        if jokers > jmax:
+                            break
+                        if threshold and j:
+                            pts = (key >> ps) & 255
+                            nk += (min(threshold, pts + pv * j) - pts) << ps
+                        s2 = score + wj * j
+                        potential = s2 + row[jokers]
+                        if potential < floor:
+                            later((potential, nk, s2, key << 5 | j))
+                            continue
+                        old = get(nk)
+                        if old is None or old[0] < s2:
+                            carried[nk] = (s2, key << 5 | j)
+        return self._best(floor)
+
+    def _best(self, floor: int) -> Result | None:
+        """The best end state at or above the floor, rebuilt into melds."""
+        p = self.problem
+        lay = self.lay
+        width, js, ps, mask = lay.width, lay.js, lay.ps, lay.mask
+        threshold = p.threshold
+        need_card = p.need_card and not threshold
+        end_ok = self.pairs.end_ok
+        best: tuple[int, int] | None = None
+        for key, score in self.front[STAGES].items():
+            jokers = (key >> js) & 15
+            if jokers < p.jokers_min or (threshold and (key >> ps) & 255 < threshold):
+                continue
+            if need_card and not (key >> ps) & 1 and jokers <= p.jokers_min:
+                continue
+            if not all(end_ok(key >> (width * s) & mask) for s in range(4)):
+                continue
+            total = score + p.joker_adjust[jokers]
+            if total < floor:
+                continue
+            if best is None or best[0] < total:
+                best = (total, key)
+        if best is None:
+            return None
+        total, key = best
+        history = [self.backs[r * 5 + 1 : r * 5 + 6] for r in range(13)]
+        melds = _rebuild(p, history, key, self.initial, self.lanes, self.pairs, lay)
+        return turn_back(Result(total, (key >> js) & 15, (key >> ps) & 255, melds), self.order)
