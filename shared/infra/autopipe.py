@@ -36,6 +36,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 from redis.client import EMPTY_RESPONSE, NEVER_DECODE
 from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from shared.infra.wire import Receiver, Wire, WireDown, pack
@@ -210,6 +211,11 @@ class AutoPipeline:
         (*_, future), command, options = token
         if future.done():
             return  # the caller was cancelled; the command ran all the same
+        if isinstance(reply, RedisConnectionError):
+            # LOADING (a restarted Redis reading its AOF) and the like: redis-py retries
+            # those with backoff, so the command goes that way.
+            self.lost(token)
+            return
         try:
             result = _answer(self.client.response_callbacks, command, options, reply)
         except Exception as err:
@@ -327,7 +333,11 @@ class _One:
         self.future = future
 
     def answered(self, token: Any, reply: Any) -> None:
-        if not self.future.done():
+        if self.future.done():
+            return
+        if isinstance(reply, RedisConnectionError):  # LOADING and the like: redis-py retries
+            self.future.set_exception(WireDown(str(reply)))
+        else:
             self.future.set_result(reply)
 
     def lost(self, token: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from redis.exceptions import AuthenticationError, DataError, ResponseError
+from redis.exceptions import AuthenticationError, BusyLoadingError, DataError, ResponseError
 
 from shared.infra.autopipe import AutoPipeline, autopipe
 from shared.infra.connection import WiredRedis, connect
@@ -222,3 +222,22 @@ async def test_a_cancelled_blocking_read_does_not_answer_the_next(
     await pipe.xadd("loud", {"f": "1"}, id="5-0")
     reply = await asyncio.wait_for(pipe.xread({"loud": "0-0"}, block=100), 5)
     assert reply[0][0] == b"loud"  # not the cancelled read's (nil) answer
+
+
+async def test_a_loading_reply_goes_the_retrying_way(wired: tuple[AutoPipeline, Any]) -> None:
+    """A restarted Redis answers LOADING while it reads its AOF: redis-py would retry that
+    with backoff, so the wire hands such a command to redis-py rather than to its caller."""
+    pipe, plain = wired
+    await pipe.ping()
+    real = pipe.answered
+    seen: list[Any] = []
+
+    def loading_once(token: Any, reply: Any) -> None:
+        if not seen:
+            seen.append(reply)
+            reply = BusyLoadingError("Redis is loading the dataset in memory")
+        real(token, reply)
+
+    pipe.answered = loading_once  # type: ignore[method-assign]
+    assert await pipe.incr("n") in (1, 2)  # ran once on the wire, and again by redis-py
+    assert seen and await plain.get("n") in (b"1", b"2")
