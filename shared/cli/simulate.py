@@ -79,10 +79,12 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     violations: list[str] = []
     started = time.perf_counter()
     show = sys.stderr.isatty() and not args.json
+    same_deals = bool(getattr(args, "same_deals", False))
+    deal_wins: dict[int, Counter[str]] = {}  # with --same-deals: each deal's wins per bot
     for g in range(args.games):
         seat_kinds = [kinds[(i + g) % len(kinds)] for i in range(args.players)]
         bots = [BOTS[k]() for k in seat_kinds]
-        deal = g // len(kinds) if getattr(args, "same_deals", False) else g
+        deal = g // len(kinds) if same_deals else g
         seed = hashlib.sha256(f"simulate/{args.seed}/{deal}".encode()).digest()
         report = SelfPlay(
             args.rules,
@@ -103,6 +105,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         )
         for seat in report.state.winners:
             wins[seat_kinds[seat]] += 1
+            deal_wins.setdefault(deal, Counter())[seat_kinds[seat]] += 1
         for event in report.events:
             if isinstance(event, RoundEnded):
                 for seat, hand in zip(event.seats, event.hands, strict=True):
@@ -138,6 +141,13 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             k: [round(x, 4) for x in wilson(wins[k], seats_played[k])] for k in kinds
         },
         "mean_penalty": {k: round(left[k] / max(seat_rounds[k], 1), 2) for k in kinds},
+        # --same-deals: deals (played once per seating) whose every game this bot won; with
+        # two bots these are the deals where the seating did not decide, the paired comparison
+        "deals_swept": (
+            {k: sum(1 for c in deal_wins.values() if c[k] >= len(kinds)) for k in kinds}
+            if same_deals and args.games % len(kinds) == 0
+            else None
+        ),
         "mean_turns_per_round": round(totals["turns"] / max(totals["rounds"], 1), 2),
         "rejected": totals["rejected"],
         "timeouts": totals["timeouts"],

@@ -88,8 +88,8 @@ def test_patient_holds_its_joker_back() -> None:
 
 
 def test_patient_keeps_its_joker_even_when_an_opponent_is_close() -> None:
-    """With the opponent down to one card it still keeps the joker (measured: shedding it then
-    saves penalty only when losing anyway, and feeds the opponent's last lay-off)."""
+    """With the opponent down to one card it still keeps the joker (``danger`` 0, the setting
+    the arena measured: shedding it would save penalty only when losing anyway)."""
     view = view_of(["5H 6H 7H"], "8H 2S JK", opponent=1)
     assert played(view, BOTS["patient"]().choose(view, random.Random(0))) == ["8H"]
 
@@ -178,6 +178,7 @@ def test_simulate_reports_win_rates_and_penalties() -> None:
         low, high = result["win_rate_ci95"][bot]
         assert 0 <= low <= result["win_rate"][bot] <= high <= 1
         assert result["mean_penalty"][bot] >= 0
+        assert 0 <= result["deals_swept"][bot] <= min(wins // 2, 2)
 
 
 def test_wilson_interval() -> None:
