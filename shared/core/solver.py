@@ -28,7 +28,6 @@ adds back every other table meld it can while the play stays optimal).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 from collections import Counter
@@ -44,7 +43,6 @@ from shared.core.solver_dp import (
     Config,
     Problem,
     Result,
-    StateBudget,
     solve_dp,
     upper_bounds,
 )
@@ -60,10 +58,6 @@ CARD = 1_000_000  # lexicographic weights of the DP score
 JOKER_COST = 1_000
 POINT = 10_000
 POINTS_CARD = 10
-# Under ace wrap a search past this many states in a stage (many jokers and runs crossing K-A)
-# stops, and the best play with the ace low (legal under wrap too) is returned, marked
-# ``exact=False``. Ace-low searches have no budget. (Issue 11 asks for none at all: not done.)
-WRAP_STATES = 12_000
 
 
 @dataclass(frozen=True)
@@ -77,7 +71,7 @@ class Play:
     points: int | None  # as ``judge_play`` counts them
     jokers: int  # jokers in the layout
     unchanged: int  # table melds left as they were
-    exact: bool = True  # False only under ace wrap past the state budget (``WRAP_STATES``)
+    exact: bool = True  # always: no search has a state budget (kept for callers that read it)
 
 
 @dataclass(frozen=True)
@@ -209,24 +203,13 @@ def _bounded(p: Problem, unit: int) -> Result | None:
     (every better one was refuted).
 
     Under ``ace: wrap`` the same problem with the ace low is solved first: its arrangements are
-    legal under wrap too, so only a play beating it is searched for (past ``WRAP_STATES``
-    states in a step: the ace-low play, marked inexact)."""
+    legal under wrap too, so only a play beating it is searched for (no state budget: the
+    answer is always exact)."""
     p = _placeable(p)
     if not p.cfg.wrap:
         return _stepped(p, unit)
     low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit)
-    p.max_states = WRAP_STATES
-    if low is None:
-        return _stepped(p, unit)  # past the budget: StateBudget, caught by the search
-    top = upper_bounds(p)[0][4][0]
-    if low.score >= top:
-        return low
-    try:  # only a play better than the ace-low one is of interest
-        found = _probe(p, low.score + 1, top)
-    except StateBudget:
-        low.exact = False
-        return low
-    return found if found is not None else low
+    return _stepped(p, unit, low)
 
 
 def _probe(p: Problem, floor: int, top: int) -> Result | None:
@@ -248,15 +231,21 @@ def _probe(p: Problem, floor: int, top: int) -> Result | None:
     return solve_dp(p)
 
 
-def _stepped(p: Problem, unit: int) -> Result | None:
+def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | None:
     """The optimum, demanding the upper bound first and then less, one unit at a time (or down
     to the best potential of any state still waiting). A depth-first search first looks for a
     play at the bound's floor (``_probe``'s witness; on a full table it usually finds one, and a
     play scoring the bound is optimal at once). Then the ``Ladder`` lowers its floor without
     starting over, so the first floor reached gives the optimum at about the cost of one DP run
-    at the optimum's own floor."""
+    at the optimum's own floor. ``known``: a play already found (the ace-low one under wrap);
+    only a better one is searched for, and it is the answer when there is none."""
     top = upper_bounds(p)[0][4][0]
+    if known is not None and known.score >= top:
+        return known
     floor = (top + unit // 2) // unit * unit - unit // 2
+    lowest = known.score + 1 if known is not None else None
+    if lowest is not None and floor < lowest:
+        floor = lowest
     p.floor = floor
     p.witness = True
     refuted = False
@@ -273,15 +262,19 @@ def _stepped(p: Problem, unit: int) -> Result | None:
             return found
         floor = found.score  # reached: the DP above it returns the optimum
     elif refuted:
+        if floor == lowest:
+            return known
         floor -= unit
     ladder = Ladder(p)
     while True:
+        if lowest is not None and floor <= lowest:
+            return ladder.reach(lowest) or known
         best = ladder.reach(floor)
         if best is not None:
             return best
         waiting = ladder.highest_waiting()
         if waiting is None:  # every state expanded: the best end state, whatever its score
-            return ladder.reach(-(1 << 62))
+            return ladder.reach(-(1 << 62)) if lowest is None else known
         floor = min(floor - unit, (waiting + unit // 2) // unit * unit - unit // 2)
 
 
@@ -382,7 +375,6 @@ class _Search:
         self.table_jokers = self.table_cards.count(JOKER)
         self.hand_jokers = self.hand.count(JOKER)
         self.unit = POINT if goal == "points" else CARD
-        self.exact = True
 
     # --- the DP problems --------------------------------------------------------------------
 
@@ -420,15 +412,7 @@ class _Search:
         return result
 
     def _bounded(self, problem: Problem) -> Result | None:
-        """``_bounded``, noting an answer past the wrap state budget (``exact``)."""
-        try:
-            found = _bounded(problem, self.unit)
-        except StateBudget:
-            self.exact = False
-            return None
-        if found is not None and not found.exact:
-            self.exact = False
-        return found
+        return _bounded(problem, self.unit)
 
     def best(self) -> Result | None:
         """The optimal DP answer for the goal (all joker policies handled)."""
@@ -531,11 +515,7 @@ class _Search:
         jokers = rest_cards.count(JOKER)
         w.adjust = [0] * (jokers + 1)
         problem = _problem(self.rules, rest_cards, [], jokers, jokers, w)
-        problem.max_states = WRAP_STATES
-        try:
-            found_rest = solve_dp(problem)
-        except StateBudget:
-            return None
+        found_rest = solve_dp(problem)
         if found_rest is None:
             return None
         return _merge_runs(found_rest.melds, self.rules)
@@ -573,7 +553,7 @@ def solve(
     search = _Search(rules, table, hand, opened, goal)
     result = search.best()
     if result is None or not result.melds:
-        return dataclasses.replace(_no_play(table, rules), exact=search.exact)
+        return _no_play(table, rules)
     melds = search.tidy(result.melds, result.score, min_disruption)
     raw = list(search.table) + result.melds if search.opening else result.melds
     layout = list(search.table) + melds if search.opening else melds
@@ -594,7 +574,6 @@ def solve(
         verdict.points,
         sum(m.count(JOKER) for m in canonical),
         len(_unchanged(table, canonical)),
-        search.exact,
     )
 
 
@@ -616,10 +595,8 @@ def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     found = _probe(low, nothing, upper_bounds(low)[0][4][0])
     if problem.cfg.wrap:  # an ace-low layout is legal under wrap too: a floor for the search
         if found is not None:
-            problem.floor = found.score
-            problem.max_states = WRAP_STATES  # past it: the ace-low layout (not the fewest jokers)
-        with contextlib.suppress(StateBudget):
-            found = solve_dp(problem) or found
+            problem.floor = found.score + 1
+        found = solve_dp(problem) or found
     if found is None:
         return Arrangement(False, (), 0)
     melds = _merge_runs(found.melds, rules)

@@ -193,10 +193,8 @@ class Pairs:
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
         self.above: dict[int, list[int]] = {}
         self._end: dict[int, bool] = {}
-        self._covers: dict[int, set[int]] = {}
         self._height: dict[int, int] = {}
-        self._up: dict[tuple[int, int], list[int]] = {}
-        self._tables: dict[int, tuple[list[int], list[set[int]], tuple[list[list[int]], ...]]] = {}
+        self._tables: tuple[list[int], list[list[int]]] = ([], [])
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -206,18 +204,6 @@ class Pairs:
             found = self._end[pair] = self.lanes.end_ok[a] and self.lanes.end_ok[b]
         return found
 
-    def covers(self, pair: int) -> set[int]:
-        """The pair codes that ``pair`` dominates (itself included)."""
-        found = self._covers.get(pair)
-        if found is None:
-            a, b = self.pairs[pair]
-            lanes = self.lanes
-            below_a = [x for x in range(len(lanes.states)) if x == a or a in lanes.above[x]]
-            below_b = [x for x in range(len(lanes.states)) if x == b or b in lanes.above[x]]
-            found = {self.code(x, y) for x in below_a for y in below_b}
-            self._covers[pair] = found
-        return found
-
     def height(self, pair: int) -> int:
         """How many pair codes dominate ``pair`` (fewer: a better pair); orders ties."""
         found = self._height.get(pair)
@@ -225,23 +211,15 @@ class Pairs:
             found = self._height[pair] = len(self.pairs_above(pair))
         return found
 
-    def tables(self, width: int) -> tuple[list[int], list[set[int]], tuple[list[list[int]], ...]]:
-        """Per pair code: its height, the codes it covers, and for each suit the codes that
-        dominate it shifted to that suit's place in a key (for ``_prune_dominated``)."""
-        height, covers, ups = self._tables.setdefault(width, ([], [], ([], [], [], [])))
+    def tables(self) -> tuple[list[int], list[list[int]]]:
+        """Per pair code: its height, and the pair itself with the codes that dominate it (for
+        the dominance tests). Dominators of a dominator dominate too, so filling these creates
+        no chain of new codes (the pairs a code dominates would: never asked for here)."""
+        height, up = self._tables
         for pair in range(len(height), len(self.pairs)):
             height.append(self.height(pair))
-            covers.append(self.covers(pair))
-            for suit in range(4):
-                ups[suit].append(self.shifted_up(pair, suit * width))
-        return height, covers, ups
-
-    def shifted_up(self, pair: int, shift: int) -> list[int]:
-        """``pair`` and the pair codes that dominate it, shifted to a suit's place in a key."""
-        found = self._up.get((pair, shift))
-        if found is None:
-            found = self._up[(pair, shift)] = [q << shift for q in [pair, *self.pairs_above(pair)]]
-        return found
+            up.append([pair, *self.pairs_above(pair)])
+        return height, up
 
     def pairs_above(self, pair: int) -> list[int]:
         """Pair codes that strictly dominate ``pair`` (lane by lane, in either order)."""
@@ -703,8 +681,7 @@ def _prune_dominated(
     compared with the kept ones: per group and suit, a bit mask of the kept states by lane pair
     says at once whether some kept state has, in every suit, a pair dominating the state's (a
     plain all-pairs test was quadratic: minutes on tables with seven jokers)."""
-    height, _, ups = pairs.tables(width)
-    up = ups[0]
+    height, up = pairs.tables()
     w2, w3 = 2 * width, 3 * width
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for key, score in states.items():

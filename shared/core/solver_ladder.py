@@ -103,8 +103,7 @@ class Ladder:
         lay = self.lay
         width, mask, js = lay.width, lay.mask, lay.js
         w2, w3 = 2 * width, 3 * width
-        height, _, ups = self.pairs.tables(width)
-        up = ups[0]  # a pair and the pairs that dominate it (unshifted)
+        height, up = self.pairs.tables()  # up: a pair and the pairs that dominate it
         low_mask = (1 << js) - 1
         ranked = []
         for key, (score, back) in incoming.items():
