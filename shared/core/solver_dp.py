@@ -368,11 +368,6 @@ class Problem:
     witness: bool = False  # with a floor: any arrangement reaching it (``solver_search``)
     patience: int = 2_000  # refuted states after which the witness search gives up
     needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
-    max_states: int | None = None  # give up (``StateBudget``) past this many states in a stage
-
-
-class StateBudget(Exception):
-    """The search passed ``Problem.max_states``."""
 
 
 @dataclass
@@ -381,7 +376,6 @@ class Result:
     jokers: int
     points: int  # capped at the threshold when there is one
     melds: list[list[int]]
-    exact: bool = True  # False: the best found within a state budget (see solver.WRAP_STATES)
 
 
 @dataclass
@@ -618,8 +612,6 @@ def _solve(p: Problem) -> Result | None:
                 row = bounds[rank][suit]
                 nxt = {k: v for k, v in nxt.items() if v + row[(k >> js) & 15] >= floor}
             nxt = _prune_dominated(nxt, pairs, width, mask, js)
-            if p.max_states is not None and len(nxt) > p.max_states:
-                raise StateBudget(len(nxt))
             backs.append(back)
             current = nxt
         # resolve the sets of this rank
