@@ -195,7 +195,7 @@ class Gateway:
         """Note the game's new version (folding the events the news carries onto the cached
         state, when they follow it); keep the lobby in step with games starting and ending."""
         self.games.note(game_id, version)
-        if records:
+        if records and self.games.cached(game_id):  # else nobody here watches it
             try:
                 events = [codec.decode(r, self.games.store.upcasters) for r in records]
             except Exception as err:  # a record we cannot read: the store has it anyway

@@ -67,11 +67,12 @@ def quiet_gc() -> None:
         return
     thresholds = GC_THRESHOLDS
     if setting:
-        parts = setting.split(",")
-        if len(parts) != 3 or not all(p.strip().isdigit() for p in parts):
+        parts = [p.strip() for p in setting.split(",")]
+        whole = len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts)
+        if not whole or int(parts[0]) == 0:
             raise SystemExit(
                 f"RUMMY_GC is {setting!r}; allowed: 'default', or three whole numbers "
-                "(the collector's thresholds) such as '50000,20,20'"
+                "(the collector's thresholds, the first above 0) such as '50000,20,20'"
             )
         thresholds = (int(parts[0]), int(parts[1]), int(parts[2]))
     gc.collect()

@@ -30,7 +30,7 @@ one task are sent in the order the task awaited them. A Redis Cluster client is 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -95,6 +95,7 @@ class AutoPipeline:
         self._recorder = client.pipeline(transaction=False) if self.wire is not None else None
         self._queue: list[_Call] = []
         self._lost: list[_Call] = []  # sent on the wire, connection lost before the reply
+        self._tasks: set[asyncio.Task[None]] = set()  # batches on their way
         self._flushing = False
         self.batches = 0  # pipelines sent (for tests and benchmarks)
         self.commands = 0  # commands sent through them
@@ -174,10 +175,9 @@ class AutoPipeline:
             self._write(wire, calls)
             return
         if wire is not None and not wire.resting():
-            task = asyncio.ensure_future(self._open_and_write(wire, calls))
+            self._background(self._open_and_write(wire, calls))
         else:
-            task = asyncio.ensure_future(self._send(calls))
-        task.add_done_callback(_consume_result)
+            self._background(self._send(calls))
 
     async def _open_and_write(self, wire: Wire, calls: list[_Call]) -> None:
         if await wire.open():
@@ -204,7 +204,10 @@ class AutoPipeline:
                 continue
             receivers.append((self, (call, command, options)))
         if packed:
-            wire.send(packed, receivers)
+            try:
+                wire.send(packed, receivers)
+            except WireDown:  # closing after all (Redis hung up this turn): nothing was sent
+                self._background(self._send([token[0] for _, token in receivers]))
 
     def answered(self, token: _Sent, reply: Any) -> None:
         """A reply from the wire: answer its caller as redis-py's client would have."""
@@ -232,13 +235,23 @@ class AutoPipeline:
         call = token[0]
         if call[3].done():
             return
+        if self.wire is not None and self.wire.shut:  # the client is closing: no other way
+            call[3].set_exception(WireDown("the Redis client was closed"))
+            return
         self._lost.append(call)
         if len(self._lost) == 1:
             asyncio.get_running_loop().call_soon(self._resend)
 
     def _resend(self) -> None:
         calls, self._lost = self._lost, []
-        task = asyncio.ensure_future(self._send(calls))
+        self._background(self._send(calls))
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task held until it is done (the loop keeps only weak references
+        to tasks); its callers learn its outcome through their futures."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_consume_result)
 
     async def _send(self, calls: list[_Call]) -> None:

@@ -109,11 +109,15 @@ class GameLog:
         fresh = [e for e in events if e.version > cached.version]
         if not fresh:
             return True
-        if fresh[0].version != cached.version + 1:
+        first = fresh[0]
+        if first.version != cached.version + 1 or first.prev_hash != cached.head:
+            return False  # a gap, or not our chain: the store decides
+        if any(e.game_id != game_id for e in fresh):
             return False
         try:
             loaded = fold_stored(fresh, cached)
-        except ValueError:  # not contiguous: leave it to the store
+        except Exception:  # not contiguous, or not foldable: drop the cache, read the store
+            self.forget(game_id)
             return False
         self.remember(game_id, loaded)
         if self.trust_news is not None:
@@ -131,6 +135,10 @@ class GameLog:
             evicted, _ = self._cache.popitem(last=False)
             self._heard.pop(evicted, None)
             self._checked.pop(evicted, None)
+
+    def cached(self, game_id: str) -> bool:
+        """Whether a state of ``game_id`` is in the cache."""
+        return game_id in self._cache
 
     def forget(self, game_id: str) -> None:
         """Drop a game from the cache (its next load rebuilds it)."""

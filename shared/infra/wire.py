@@ -59,13 +59,17 @@ class Receiver(Protocol):
     def lost(self, token: Any) -> None: ...
 
 
+_MORE = object()  # the reader's answer when no whole reply has come yet
+
+
 class _Socket(asyncio.Protocol):
     """The connection: writes what it is given, hands each reply to the oldest waiting
     receiver (Redis answers in the order it was asked)."""
 
     def __init__(self) -> None:
-        # An error reply becomes redis-py's exception for it (NoScriptError for NOSCRIPT ...).
-        self.reader = hiredis.Reader(replyError=BaseParser.parse_error)
+        # An error reply becomes redis-py's exception for it (NoScriptError for NOSCRIPT ...);
+        # "no whole reply yet" is a sentinel, since False is a reply too (RESP3 booleans).
+        self.reader = hiredis.Reader(replyError=BaseParser.parse_error, notEnoughData=_MORE)
         self.waiting: deque[tuple[Receiver, Any]] = deque()
         self.transport: asyncio.Transport | None = None
         self.closed = False
@@ -81,12 +85,16 @@ class _Socket(asyncio.Protocol):
             except hiredis.ProtocolError:
                 self.close()
                 return
-            if reply is False:
+            if reply is _MORE:
                 return
             if isinstance(reply, hiredis.PushNotification):
                 continue  # RESP3 out-of-band data (we subscribe to none): not an answer
             receiver, token = self.waiting.popleft()
             receiver.answered(token, reply)
+
+    def eof_received(self) -> bool:
+        self.closed = True  # at once: nothing more may be written (connection_lost follows)
+        return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -126,6 +134,7 @@ class Wire:
         self._idle: list[_Socket] = []  # those of them free now
         self._connecting: asyncio.Lock | None = None
         self._resting_until = 0.0
+        self.shut = False  # closed with its client: never opens again
         self.batches = 0  # batches carried (for tests and benchmarks)
 
     def resting(self) -> bool:
@@ -134,11 +143,19 @@ class Wire:
 
     def ready(self) -> bool:
         """Whether the connection is open (``send`` writes at once)."""
-        return self._socket is not None and not self._socket.closed
+        socket = self._socket
+        return (
+            socket is not None
+            and not socket.closed
+            and socket.transport is not None
+            and not socket.transport.is_closing()
+        )
 
     def send(self, commands: list[bytes], receivers: list[tuple[Receiver, Any]]) -> None:
-        """Write ``commands`` (packed, one receiver each, in order) on the open connection."""
-        assert self._socket is not None and not self._socket.closed
+        """Write ``commands`` (packed, one receiver each, in order) on the open connection;
+        ``WireDown`` (and nothing written, no receiver kept) if it is closing after all."""
+        if self._socket is None:
+            raise WireDown("the connection to Redis is not open")
         self.batches += 1
         self._socket.write(b"".join(commands), receivers)
 
@@ -146,18 +163,24 @@ class Wire:
         """Open the connection unless it is open (False when it cannot be: the wire rests)."""
         if self.ready():
             return True
-        if self.resting():
+        if self.resting() or self.shut:
             return False
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
             if self.ready():
                 return True
+            if self.resting() or self.shut:  # the one before us just failed: no new try
+                return False
             try:
-                self._socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
+                socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
             except (OSError, TimeoutError, WireDown):
                 self._resting_until = time.monotonic() + REST_SECONDS
                 return False
+            if self.shut:  # closed while connecting
+                socket.close()
+                return False
+            self._socket = socket
             return True
 
     async def lend(self) -> _Socket | None:
@@ -169,12 +192,15 @@ class Wire:
             if not socket.closed:
                 return socket
             self._lent.discard(socket)
-        if self.resting():
+        if self.resting() or self.shut:
             return None
         try:
             socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
         except (OSError, TimeoutError, WireDown):
             self._resting_until = time.monotonic() + REST_SECONDS
+            return None
+        if self.shut:
+            socket.close()
             return None
         self._lent.add(socket)
         return socket
@@ -182,7 +208,7 @@ class Wire:
     def give_back(self, socket: _Socket) -> None:
         """Return a lent connection whose command was answered (a cancelled one is closed:
         its reply would still come, and answer the wrong command)."""
-        if socket.closed or socket.waiting:
+        if socket.closed or socket.waiting or self.shut:
             socket.close()
             self._lent.discard(socket)
         else:
@@ -218,7 +244,9 @@ class Wire:
                 raise WireDown(f"Redis refused the connection: {reply}")
 
     async def aclose(self) -> None:
-        """Close the connection (the wire opens again if used after this)."""
+        """Close every connection for good (with the client: nothing is sent after this;
+        commands still waiting fail rather than go another way)."""
+        self.shut = True
         socket, self._socket = self._socket, None
         if socket is not None:
             socket.close()

@@ -5,6 +5,7 @@ it follows it (a gap or an unknown game leaves the store to be read)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from shared.core.commands import Context, CreateGame, Sit, Start
@@ -97,3 +98,13 @@ async def test_extend_folds_news_that_follows_the_cached_state() -> None:
     assert (await log.load(game)).head == whole.head
     assert log.extend(game, stored[3:])  # all known: nothing to do
     assert (await log.load(game, fresh=True)).version == 4  # trusted: no read needed
+
+
+async def test_extend_refuses_news_of_another_chain_or_game() -> None:
+    log, game, stored = await _log_of_a_game(4)
+    log.remember(game, fold_stored(stored[:2]))
+    forged = replace(stored[2], prev_hash="0" * 64)
+    assert not log.extend(game, [forged])  # does not follow our head: the store decides
+    assert not log.extend(game, [replace(stored[2], game_id="other")])
+    assert (await log.load(game)).version == 2
+    assert log.extend(game, stored[2:])

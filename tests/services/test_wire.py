@@ -241,3 +241,62 @@ async def test_a_loading_reply_goes_the_retrying_way(wired: tuple[AutoPipeline, 
     pipe.answered = loading_once  # type: ignore[method-assign]
     assert await pipe.incr("n") in (1, 2)  # ran once on the wire, and again by redis-py
     assert seen and await plain.get("n") in (b"1", b"2")
+
+
+async def test_callers_are_answered_when_redis_hangs_up_mid_flow(
+    wired: tuple[AutoPipeline, Any],
+) -> None:
+    """Redis closing the shared connection (a restart, CLIENT KILL, an idle timeout) while
+    commands keep coming: every caller still gets its answer (the ones caught in between go
+    the redis-py way)."""
+    pipe, plain = wired
+    stop = asyncio.Event()
+
+    async def counting(name: str) -> int:
+        done = 0
+        while not stop.is_set():
+            await pipe.incr(name)
+            done += 1
+        return done
+
+    workers = [asyncio.ensure_future(counting(f"n{i}")) for i in range(30)]
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+        await plain.client_kill_filter(_type="normal", skipme=True)
+    stop.set()
+    counts = await asyncio.wait_for(asyncio.gather(*workers), 20)
+    for i, count in enumerate(counts):  # no command lost (a resent INCR may count twice)
+        assert int(await plain.get(f"n{i}") or 0) >= count
+
+
+async def test_batches_waiting_for_a_failing_connect_do_not_each_try_again() -> None:
+    wire = Wire("127.0.0.1", spare_port())
+    attempts = 0
+
+    async def slow_refusal() -> Any:
+        nonlocal attempts
+        attempts += 1
+        await asyncio.sleep(0.2)
+        raise OSError("refused")
+
+    wire._handshake = slow_refusal  # type: ignore[method-assign]
+    results = await asyncio.gather(*(wire.open() for _ in range(5)))
+    assert results == [False] * 5 and attempts == 1
+
+
+async def test_a_false_reply_is_an_answer_not_the_end_of_the_data(
+    wired: tuple[AutoPipeline, Any],
+) -> None:
+    pipe, _ = wired
+    await pipe.set("k", "v")
+    script = pipe.register_script("redis.setresp(3); return false")
+    results = await asyncio.gather(script(), pipe.get("k"), pipe.get("k"))
+    assert results == [False, b"v", b"v"]
+
+
+async def test_a_closed_wire_stays_closed(server: RedisServer) -> None:
+    client = connect(Settings(redis_url=server.url))
+    await autopipe(client).ping()
+    await client.wire.aclose()
+    assert not await client.wire.open() and await client.wire.lend() is None
+    await client.aclose()
