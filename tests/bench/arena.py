@@ -6,7 +6,7 @@ in the README). Every line is one ``rummy simulate --same-deals`` run: each deal
 per seating of the bots (two bots in two seats: the same deal twice, seats swapped), so neither
 the deal nor the seat favours a bot. For each bot: wins, win rate per seat with its 95% Wilson
 interval (a bot as strong as the others would win 1/players of its seats), mean penalty value
-left in hand at a round's end, and mean match score. One core, one process.
+left in hand at a round's end, and the deals it won from every seat. One core, one process.
 """
 
 from __future__ import annotations
@@ -70,11 +70,15 @@ def main() -> None:
         result = run_line(rules, players, bots, options, args.games, args.seed)
         line = command(rules, players, bots, options, args.games, args.seed)
         print(f"\n{line}   ({result['seconds']} s)")
-        print(f"  {'bot':8} {'wins':>6} {'win rate (95% CI)':>24} {'mean penalty':>13}")
+        print(
+            f"  {'bot':8} {'wins':>6} {'win rate (95% CI)':>24} {'mean penalty':>13} "
+            f"{'deals swept':>12}"
+        )
         for bot, wins in result["wins"].items():
             low, high = result["win_rate_ci95"][bot]
             rate = f"{result['win_rate'][bot]:.3f} ({low:.3f}-{high:.3f})"
-            print(f"  {bot:8} {wins:>6} {rate:>24} {result['mean_penalty'][bot]:>13}")
+            swept = (result["deals_swept"] or {}).get(bot, "-")
+            print(f"  {bot:8} {wins:>6} {rate:>24} {result['mean_penalty'][bot]:>13} {swept:>12}")
 
 
 if __name__ == "__main__":
