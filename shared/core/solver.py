@@ -195,7 +195,9 @@ def _placeable(p: Problem) -> Problem:
             elif fewest > 0:
                 needy[rank][suit] = hand[rank][suit]
     p.hand = hand
-    p.needy = needy
+    # Under ace wrap a joker near one end of the cycle may carry cards at the other (a run
+    # crossing K-A), which the bound's reach of two ranks does not see: no needy cards there.
+    p.needy = None if p.cfg.wrap else needy
     return p
 
 
@@ -285,8 +287,8 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
         if best is not None:
             return best
         waiting = ladder.highest_waiting()
-        if waiting is None:  # every state expanded: the best end state, whatever its score
-            return ladder.reach(-(1 << 62)) if lowest is None else known
+        if waiting is None:  # every state expanded: the best end state below the floor
+            return ladder.reach(-(1 << 62) if lowest is None else lowest) or known
         floor = min(floor - unit, (waiting + unit // 2) // unit * unit - unit // 2)
 
 

@@ -240,3 +240,25 @@ def test_points_regression_bound_counts_jokers_already_placed() -> None:
     check_play(rules, table, hand, True, play)
     assert dp_points(rules, play, table) == 139
     assert len(play.played) == 14
+
+
+def test_points_regression_wrap_bound_sees_runs_crossing_k_a() -> None:
+    """Under ace wrap a joker near one end of the cycle carries cards at the other end; the
+    bound's needy-card reach did not see that and pruned the best play (134 points found, the
+    integer program finds 136). The wrap state budget used to hide it (the answer was marked
+    inexact)."""
+    rules = rule_set("rummikub", {"jokers": 4, "ace": "wrap", "set_max": 3})
+    table = [
+        [24, 25, 13, 14, 15, 16],
+        [3, 16, 29],
+        [12, 0, 1, 2, 3, 4],
+        [2, 28, 15],
+        [41, 42, 43, 44, 45, 46],
+        [45, 46, 47, 52, 49, 50, 51],
+        [37, 38, 26, 27, 28],
+        [39, 40, 41, 42, 43],
+    ]
+    hand = [52, 40, 18, 7, 21, 31, 52, 9, 33, 39, 32, 32, 19, 23, 50, 19, 37]
+    play = solve(rules, table, hand, True, "points")
+    check_play(rules, table, hand, True, play)
+    assert dp_points(rules, play, table) == 136
