@@ -641,9 +641,24 @@ def _solve(p: Problem) -> Result | None:
         backs.append(back)
         history.append(backs)
         frontier = resolved
-    # end states
-    best: tuple[int, int] | None = None
+    best = best_end(p, frontier, pairs, lay, floor)
+    if best is None:
+        return None
+    total, key = best
+    melds = _rebuild(p, history, key, initial, lanes, pairs, lay)
+    return Result(total, (key >> js) & 15, (key >> ps) & 255, melds)
+
+
+def best_end(
+    p: Problem, frontier: dict[int, int], pairs: Pairs, lay: Layout, floor: int | None
+) -> tuple[int, int] | None:
+    """The best end state (its total with ``joker_adjust``, its key) at or above ``floor``:
+    the jokers, points and card the problem demands, every lane closed."""
+    width, js, ps, mask = lay.width, lay.js, lay.ps, lay.mask
+    threshold = p.threshold
+    need_card = p.need_card and not threshold
     end_ok = pairs.end_ok
+    best: tuple[int, int] | None = None
     for key, score in frontier.items():
         jokers = (key >> js) & 15
         if jokers < p.jokers_min or (threshold and (key >> ps) & 255 < threshold):
@@ -657,11 +672,31 @@ def _solve(p: Problem) -> Result | None:
             continue
         if best is None or best[0] < total:
             best = (total, key)
-    if best is None:
-        return None
-    total, key = best
-    melds = _rebuild(p, history, key, initial, lanes, pairs, lay)
-    return Result(total, (key >> js) & 15, (key >> ps) & 255, melds)
+    return best
+
+
+SuitIndex = tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]
+"""Per suit: lane pair -> the bits of the kept states that have it."""
+
+
+def dominators(parts: tuple[int, int, int, int], up: Any, index: SuitIndex) -> int:
+    """The bits of the indexed states whose lane pair dominates ``parts`` in every suit
+    (``up[pair]``: the pairs that dominate ``pair``); 0 when none does."""
+    hits = -1
+    for part, seen in zip(parts, index, strict=True):
+        found = 0
+        for a in up[part]:
+            found |= seen.get(a, 0)
+        hits &= found
+        if not hits:
+            return 0
+    return hits
+
+
+def index_state(parts: tuple[int, int, int, int], index: SuitIndex, bit: int) -> None:
+    """Record a kept state (``bit``) under its lane pair in each suit."""
+    for part, seen in zip(parts, index, strict=True):
+        seen[part] = seen.get(part, 0) | bit
 
 
 def _prune_dominated(
@@ -695,39 +730,14 @@ def _prune_dominated(
             kept[key] = -score
             continue
         items.sort()
-        m0: dict[int, int] = {}
-        m1: dict[int, int] = {}
-        m2: dict[int, int] = {}
-        m3: dict[int, int] = {}
+        index: SuitIndex = ({}, {}, {}, {})
         bit = 1
         for score, rank, key in items:
-            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
-            if rank:
-                hits = 0
-                for a in up[p0]:
-                    hits |= m0.get(a, 0)
-                if hits:
-                    other = 0
-                    for a in up[p1]:
-                        other |= m1.get(a, 0)
-                    hits &= other
-                if hits:
-                    other = 0
-                    for a in up[p2]:
-                        other |= m2.get(a, 0)
-                    hits &= other
-                if hits:
-                    other = 0
-                    for a in up[p3]:
-                        other |= m3.get(a, 0)
-                    hits &= other
-                if hits:
-                    continue
+            parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
+            if rank and dominators(parts, up, index):
+                continue
             kept[key] = -score
-            m0[p0] = m0.get(p0, 0) | bit
-            m1[p1] = m1.get(p1, 0) | bit
-            m2[p2] = m2.get(p2, 0) | bit
-            m3[p3] = m3.get(p3, 0) | bit
+            index_state(parts, index, bit)
             bit <<= 1
     return kept
 

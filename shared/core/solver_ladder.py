@@ -21,8 +21,12 @@ from __future__ import annotations
 from shared.core.solver_dp import (
     Problem,
     Result,
+    SuitIndex,
     _layout,
     _rebuild,
+    best_end,
+    dominators,
+    index_state,
     initial_states,
     machinery,
     set_joker_counts,
@@ -32,7 +36,7 @@ from shared.core.solver_dp import (
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
-Index = tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int], list[int]]
+Index = tuple[SuitIndex, list[int]]  # the kept states' lane pairs per suit, and their scores
 
 
 class Ladder:
@@ -125,28 +129,11 @@ class Ladder:
             group = key - (key & low_mask)
             found = index_of.get(group)
             if found is None:
-                found = index_of[group] = ({}, {}, {}, {}, [])
-            m0, m1, m2, m3, scores = found
-            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
+                found = index_of[group] = (({}, {}, {}, {}), [])
+            index, scores = found
+            parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
             if rank:
-                hits = 0
-                for a in up[p0]:
-                    hits |= m0.get(a, 0)
-                if hits:
-                    other = 0
-                    for a in up[p1]:
-                        other |= m1.get(a, 0)
-                    hits &= other
-                if hits:
-                    other = 0
-                    for a in up[p2]:
-                        other |= m2.get(a, 0)
-                    hits &= other
-                if hits:
-                    other = 0
-                    for a in up[p3]:
-                        other |= m3.get(a, 0)
-                    hits &= other
+                hits = dominators(parts, up, index)
                 while hits:
                     low = hits & -hits
                     if scores[low.bit_length() - 1] >= score:
@@ -157,12 +144,8 @@ class Ladder:
             front[key] = score
             backs[key] = back
             fresh.append(key)
-            bit = 1 << len(scores)
+            index_state(parts, index, 1 << len(scores))
             scores.append(score)
-            m0[p0] = m0.get(p0, 0) | bit
-            m1[p1] = m1.get(p1, 0) | bit
-            m2[p2] = m2.get(p2, 0) | bit
-            m3[p3] = m3.get(p3, 0) | bit
         return fresh
 
     def reach(self, floor: int) -> Result | None:
@@ -257,24 +240,8 @@ class Ladder:
         """The best end state at or above the floor, rebuilt into melds."""
         p = self.problem
         lay = self.lay
-        width, js, ps, mask = lay.width, lay.js, lay.ps, lay.mask
-        threshold = p.threshold
-        need_card = p.need_card and not threshold
-        end_ok = self.pairs.end_ok
-        best: tuple[int, int] | None = None
-        for key, score in self.front[STAGES].items():
-            jokers = (key >> js) & 15
-            if jokers < p.jokers_min or (threshold and (key >> ps) & 255 < threshold):
-                continue
-            if need_card and not (key >> ps) & 1 and jokers <= p.jokers_min:
-                continue
-            if not all(end_ok(key >> (width * s) & mask) for s in range(4)):
-                continue
-            total = score + p.joker_adjust[jokers]
-            if total < floor:
-                continue
-            if best is None or best[0] < total:
-                best = (total, key)
+        js, ps = lay.js, lay.ps
+        best = best_end(p, self.front[STAGES], self.pairs, lay, floor)
         if best is None:
             return None
         total, key = best
