@@ -125,10 +125,8 @@ class AutoPipeline:
         if socket is None:
             return await getattr(self.client, name)(*args, **kwargs)
         try:
-            getattr(self._recorder, name)(*args, **kwargs)
-            command, options = self._recorder.command_stack.pop()
+            command, options = self._build(name, args, kwargs)
         except Exception:
-            self._recorder.command_stack.clear()
             self.wire.give_back(socket)
             raise
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -194,11 +192,9 @@ class AutoPipeline:
         for call in calls:
             name, args, kwargs, future = call
             try:
-                getattr(self._recorder, name)(*args, **kwargs)
-                command, options = self._recorder.command_stack.pop()
+                command, options = self._build(name, args, kwargs)
                 packed.append(pack(command))
             except Exception as err:  # a bad argument: its caller's error alone
-                self._recorder.command_stack.clear()
                 if not future.done():
                     future.set_exception(err)
                 continue
@@ -208,6 +204,18 @@ class AutoPipeline:
                 wire.send(packed, receivers)
             except WireDown:  # closing after all (Redis hung up this turn): nothing was sent
                 self._background(self._send([token[0] for _, token in receivers]))
+
+    def _build(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """A command's arguments and options as redis-py builds them (its error if it
+        refuses them)."""
+        assert self._recorder is not None
+        try:
+            getattr(self._recorder, name)(*args, **kwargs)
+            return self._recorder.command_stack.pop()  # type: ignore[no-any-return]
+        finally:
+            self._recorder.command_stack.clear()
 
     def answered(self, token: _Sent, reply: Any) -> None:
         """A reply from the wire: answer its caller as redis-py's client would have."""

@@ -172,16 +172,8 @@ class Wire:
                 return True
             if self.resting() or self.shut:  # the one before us just failed: no new try
                 return False
-            try:
-                socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
-            except (OSError, TimeoutError, WireDown):
-                self._resting_until = time.monotonic() + REST_SECONDS
-                return False
-            if self.shut:  # closed while connecting
-                socket.close()
-                return False
-            self._socket = socket
-            return True
+            self._socket = await self._connect()
+            return self._socket is not None
 
     async def lend(self) -> _Socket | None:
         """A connection of its own for one blocking command (``XREAD BLOCK`` would hold up
@@ -194,16 +186,10 @@ class Wire:
             self._lent.discard(socket)
         if self.resting() or self.shut:
             return None
-        try:
-            socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
-        except (OSError, TimeoutError, WireDown):
-            self._resting_until = time.monotonic() + REST_SECONDS
-            return None
-        if self.shut:
-            socket.close()
-            return None
-        self._lent.add(socket)
-        return socket
+        fresh = await self._connect()
+        if fresh is not None:
+            self._lent.add(fresh)
+        return fresh
 
     def give_back(self, socket: _Socket) -> None:
         """Return a lent connection whose command was answered (a cancelled one is closed:
@@ -213,6 +199,19 @@ class Wire:
             self._lent.discard(socket)
         else:
             self._idle.append(socket)
+
+    async def _connect(self) -> _Socket | None:
+        """A new connection, greeted; None if it fails (the wire then rests) or if the wire
+        was closed meanwhile."""
+        try:
+            socket = await asyncio.wait_for(self._handshake(), CONNECT_SECONDS)
+        except (OSError, TimeoutError, WireDown):
+            self._resting_until = time.monotonic() + REST_SECONDS
+            return None
+        if self.shut:
+            socket.close()
+            return None
+        return socket
 
     async def _handshake(self) -> _Socket:
         loop = asyncio.get_running_loop()

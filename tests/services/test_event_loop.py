@@ -1,4 +1,6 @@
-"""The services run on uvloop unless RUMMY_EVENT_LOOP=asyncio (shared/cli/main.py)."""
+"""The networked commands run on uvloop unless RUMMY_EVENT_LOOP=asyncio, and collect cyclic
+garbage less often unless RUMMY_GC says otherwise (shared/cli/main.py). Each case runs in a
+process of its own, as the settings are process-wide."""
 
 from __future__ import annotations
 
@@ -8,24 +10,25 @@ import sys
 
 import pytest
 
-SHOW = (
+SHOW_LOOP = (
     "import asyncio; from shared.cli.main import fast_event_loop; fast_event_loop(); "
     "print(type(asyncio.new_event_loop()).__module__)"
 )
+SHOW_GC = "import gc; from shared.cli.main import quiet_gc; quiet_gc(); print(gc.get_threshold())"
+
+
+def _run(code: str, variable: str, value: str | None) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter with ``variable`` set to ``value`` (unset for None)."""
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    if value is not None:
+        env[variable] = value
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
 
 
 @pytest.mark.parametrize(("choice", "module"), [(None, "uvloop"), ("asyncio", "asyncio")])
 def test_the_event_loop_is_uvloop_unless_asked_otherwise(choice: str | None, module: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "RUMMY_EVENT_LOOP"}
-    if choice is not None:
-        env["RUMMY_EVENT_LOOP"] = choice
-    out = subprocess.run(
-        [sys.executable, "-c", SHOW], env=env, capture_output=True, text=True, check=True
-    ).stdout
+    out = _run(SHOW_LOOP, "RUMMY_EVENT_LOOP", choice).stdout
     assert out.strip().startswith(module), out
-
-
-GC_SHOW = "import gc; from shared.cli.main import quiet_gc; quiet_gc(); print(gc.get_threshold())"
 
 
 @pytest.mark.parametrize(
@@ -35,17 +38,11 @@ GC_SHOW = "import gc; from shared.cli.main import quiet_gc; quiet_gc(); print(gc
 def test_the_collector_runs_less_often_unless_asked_otherwise(
     setting: str | None, shown: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "RUMMY_GC"}
-    if setting is not None:
-        env["RUMMY_GC"] = setting
-    out = subprocess.run(
-        [sys.executable, "-c", GC_SHOW], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == shown
+    assert _run(SHOW_GC, "RUMMY_GC", setting).stdout.strip() == shown
 
 
-def test_a_bad_collector_setting_is_refused_with_what_is_allowed() -> None:
-    env = {**os.environ, "RUMMY_GC": "lots"}
-    run = subprocess.run([sys.executable, "-c", GC_SHOW], env=env, capture_output=True, text=True)
+@pytest.mark.parametrize("setting", ["lots", "0,10,10", "²,1,1", "1,2"])
+def test_a_bad_collector_setting_is_refused_with_what_is_allowed(setting: str) -> None:
+    run = _run(SHOW_GC, "RUMMY_GC", setting)
     assert run.returncode != 0
-    assert "RUMMY_GC is 'lots'; allowed: 'default', or three whole numbers" in run.stderr
+    assert f"RUMMY_GC is {setting!r}; allowed: 'default', or three whole numbers" in run.stderr
