@@ -408,6 +408,39 @@ def _layout(cfg: Config) -> Layout:
 
 
 _BOUNDS: dict[tuple[object, ...], list[list[list[int]]]] = {}
+UNREACHABLE = -(1 << 40)  # the bound of a state that cannot place every mandatory card
+
+
+def _joker_need(p: Problem) -> list[int]:
+    """need[r]: the fewest jokers that the mandatory cards of rank r or more need, placed at
+    ranks r - 2 or more (index 1..16; 0 beyond 13): after rank R is decided, need[R + 3] are
+    still to come. A card of
+    rank r that fits no joker-free meld (too few suits for a set, a gap in every window of
+    three ranks around it for a run, counting every card of the problem as there) lies in a
+    meld whose jokers stand at ranks r - 2 .. r + 2 (a set's at r, a run's within the window of
+    three around r it holds), at least as many as its window or set lacks. Cards five ranks or
+    more apart need different jokers: the most over such cards, summed (an interval schedule).
+    Only without ace wrap (no meld crosses K-A); else no need."""
+    need = [0] * 17
+    if p.cfg.wrap:
+        return need
+
+    def count(r: int, s: int) -> int:
+        return p.table[r][s] + p.hand[r][s] if 1 <= r <= 13 else 0
+
+    lacking = [0] * 14
+    for rank in range(1, 14):
+        for suit in range(4):
+            if not p.table[rank][suit]:
+                continue
+            fewest = 3 - sum(1 for s in range(4) if count(rank, s))
+            for first in range(max(rank - 2, 1), min(rank, 11) + 1):
+                lack = sum(1 for r in range(first, first + 3) if not count(r, suit))
+                fewest = min(fewest, lack)
+            lacking[rank] = max(lacking[rank], fewest)
+    for rank in range(13, 0, -1):
+        need[rank] = max(need[rank + 1], lacking[rank] + (need[rank + 5] if rank + 5 <= 16 else 0))
+    return need
 
 
 def upper_bounds(p: Problem) -> list[list[list[int]]]:
@@ -419,10 +452,15 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     joker and has no joker-free window of three ranks, so it lies within two ranks of one (a run
     ``a b JK d e``) or in a set with it: four cards per joker at most. A joker already placed
     (at this rank or the two before) may still carry such cards up to two ranks ahead, so those
-    count in full."""
+    count in full.
+
+    Mandatory cards that no meld holds without a joker also raise the jokers still to be placed
+    (``_joker_need``): a state that cannot afford them gets no bound at all (``UNREACHABLE``)."""
     jmax = p.jokers_max
     needy = p.needy or [[0] * 4 for _ in range(14)]
     memo = (
+        p.cfg.wrap,  # the joker need is counted only without wrap
+        tuple(map(tuple, p.table)),
         tuple(map(tuple, p.hand)),
         tuple(map(tuple, needy)),
         tuple(p.nat_weight),
@@ -437,6 +475,7 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     if len(_BOUNDS) > 256:  # the searches of one position ask for the same bounds many times
         _BOUNDS.clear()
     top_nat = max(p.nat_weight[1:])
+    need = _joker_need(p)
     bounds: list[list[list[int]]] = []
     for rank in range(14):
         cells = [(r, s) for r in range(rank + 1, 14) for s in range(4)]
@@ -448,14 +487,17 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
             near = sum(needy[r][s] for r, s in here if r <= rank + 2)
             first = rank + 1 if suit == 4 or rank == 0 else rank
             wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
+            later = need[min(rank + 3, 16)] if rank else need[1]
             row = []
             for used in range(jmax + 1):
                 if first > 13:
                     best = p.joker_adjust[used]
+                elif used + later > jmax:
+                    best = UNREACHABLE
                 else:
                     best = max(
                         wj * (f - used) + p.joker_adjust[f]
-                        for f in range(max(used, p.jokers_min), jmax + 1)
+                        for f in range(max(used + later, p.jokers_min), jmax + 1)
                     )
                 carried = min(poor, near + 4 * (jmax - used))
                 row.append(free + carried * top_nat + best)
@@ -730,14 +772,39 @@ def _prune_dominated(
             kept[key] = -score
             continue
         items.sort()
-        index: SuitIndex = ({}, {}, {}, {})
+        s0: dict[int, int] = {}
+        s1: dict[int, int] = {}
+        s2: dict[int, int] = {}
+        s3: dict[int, int] = {}
+        g0, g1, g2, g3 = s0.get, s1.get, s2.get, s3.get
         bit = 1
-        for score, rank, key in items:
-            parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
-            if rank and dominators(parts, up, index):
-                continue
+        for score, rank, key in items:  # ``dominators`` and ``index_state``, inlined (hot)
+            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
+            if rank:
+                hits = 0
+                for a in up[p0]:
+                    hits |= g0(a, 0)
+                if hits:
+                    found = 0
+                    for a in up[p1]:
+                        found |= g1(a, 0)
+                    hits &= found
+                    if hits:
+                        found = 0
+                        for a in up[p2]:
+                            found |= g2(a, 0)
+                        hits &= found
+                        if hits:
+                            found = 0
+                            for a in up[p3]:
+                                found |= g3(a, 0)
+                            if hits & found:
+                                continue
             kept[key] = -score
-            index_state(parts, index, bit)
+            s0[p0] = g0(p0, 0) | bit
+            s1[p1] = g1(p1, 0) | bit
+            s2[p2] = g2(p2, 0) | bit
+            s3[p3] = g3(p3, 0) | bit
             bit <<= 1
     return kept
 

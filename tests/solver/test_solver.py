@@ -168,6 +168,17 @@ def test_arrange() -> None:
     assert arrange(RUMMIKUB, cards("5H 6H 8H JK")).arrangeable
 
 
+def test_arrange_counts_the_jokers_far_apart_cards_need() -> None:
+    # AH 2H and 9S 10S each need a joker, and no one joker serves both (the bound's need).
+    assert not arrange(RUMMIKUB, cards("AH 2H 9S 10S JK")).arrangeable
+    found = arrange(RUMMIKUB, cards("AH 2H 9S 10S JK JK JK"))
+    assert found.arrangeable and found.free_jokers == 1
+    # The need is counted without wrap only: the ace-low bounds must not serve the wrap problem.
+    assert arrange(CLASSIC, cards("QS KS AS")).arrangeable
+    assert arrange(CLASSIC, cards("KS AS JK")).arrangeable
+    assert solve(CLASSIC, melds("QS KS AS"), cards("2S"), True).found
+
+
 @pytest.mark.parametrize("goal", ["cards", "points", "opening"])
 def test_every_goal_on_an_empty_hand(goal: str) -> None:
     play = solve(RUMMIKUB, melds("4C 5C 6C"), [], True, goal)  # type: ignore[arg-type]
