@@ -26,17 +26,13 @@ from typing import Any
 
 import pytest
 
+from tests.ports import spare_port
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 START_TIMEOUT = 30.0
 SHOTS: list[Path] = []  # the screenshot folder of this run, printed at the end
-
-
-def spare_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:

@@ -9,7 +9,6 @@ installs both).
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,24 +18,15 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.ports import spare_port
+
 NODES = 3
 
 
 def free_port() -> int:
-    """A free port whose cluster bus port (+10000) is free too."""
-    for _ in range(100):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as bus:
-            try:
-                bus.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair for a Redis Cluster node")
+    """A free port whose cluster bus port (+10000) is free too (both below the ephemeral
+    range: see tests/ports.py)."""
+    return spare_port(bus=True)
 
 
 @dataclass

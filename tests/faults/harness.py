@@ -18,7 +18,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,17 +41,12 @@ from shared.infra.events import StoredEvent
 from shared.infra.gamelog import fold_stored
 from shared.infra.store.redis import RedisEventStore
 from tests.gateway.api import command_body
+from tests.ports import spare_port
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
 Json = dict[str, Any]
-
-
-def spare_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # --- Redis ------------------------------------------------------------------------------------

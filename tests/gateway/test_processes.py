@@ -22,18 +22,13 @@ import aiohttp
 import pytest
 
 from tests.gateway.api import Api, play_to_end
+from tests.ports import spare_port
 
 pytestmark = pytest.mark.slow  # four processes and two whole games: about 15 s
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
-
-
-def spare_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Proc:

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from shared.infra.events import verify_chain
 from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
+from tests.ports import spare_port
 from tests.services.conftest import delete_prefixed
 from tests.services.driver import create_game, drive
 
@@ -44,9 +44,7 @@ PARTITIONS = 2
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return spare_port()
 
 
 @pytest.fixture(scope="module")
