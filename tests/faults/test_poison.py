@@ -41,11 +41,11 @@ from tests.faults.harness import (
     http_status,
     metric,
     play,
-    spare_port,
     until,
     wait_ready,
 )
 from tests.gateway.api import command_body
+from tests.ports import spare_port
 
 pytestmark = pytest.mark.slow
 
