@@ -26,9 +26,12 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.core.cards import JOKER, make_card
+
+if TYPE_CHECKING:
+    from shared.core.solver_lanes import LaneBound
 
 NONE, NAT, JOK = 0, 1, 2
 
@@ -333,9 +336,17 @@ def _assign(items: list[int], groups: int, set_max: int) -> list[list[list[int]]
 @cache
 def set_joker_counts(c1: int, c2: int, set_max: int) -> tuple[int, ...]:
     """Feasible joker counts for the sets of one rank where c1 suits give one natural and c2
-    suits give two."""
-    m = (2,) * c2 + (1,) * c1 + (0,) * (4 - c1 - c2)
-    return tuple(j for j in range(0, 17) if set_groups(m, j, set_max) is not None)
+    suits give two (each way of grouping the naturals allows a range of jokers)."""
+    items = [s for s in range(c2) for _ in range(2)] + list(range(c2, c2 + c1))
+    if not items:
+        return (0,)
+    feasible: set[int] = set()
+    for groups in range(2 if c2 else 1, len(items) + 1):
+        for assignment in _assign(items, groups, set_max):
+            low = sum(max(0, 3 - len(g)) for g in assignment)
+            high = sum(set_max - len(g) for g in assignment)
+            feasible.update(range(low, min(high, 16) + 1))
+    return tuple(sorted(feasible))
 
 
 _LANES: dict[Config, tuple[Lanes, Pairs]] = {}
@@ -407,7 +418,9 @@ def _layout(cfg: Config) -> Layout:
     return Layout(width, js, js + 4, js + 12, js + 15, (1 << width) - 1)
 
 
-_BOUNDS: dict[tuple[object, ...], list[list[list[int]]]] = {}
+_BOUNDS: dict[
+    tuple[object, ...], tuple[list[list[list[int]]], list[list[list[int]]], LaneBound]
+] = {}
 UNREACHABLE = -(1 << 40)  # the bound of a state that cannot place every mandatory card
 
 
@@ -455,11 +468,33 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     count in full.
 
     Mandatory cards that no meld holds without a joker also raise the jokers still to be placed
-    (``_joker_need``): a state that cannot afford them gets no bound at all (``UNREACHABLE``)."""
+    (``_joker_need``): a state that cannot afford them gets no bound at all (``UNREACHABLE``).
+
+    This bound ignores the state's lanes; ``lane_bound`` gives the sharper one that reads them.
+    Before anything (``bound[0][4]``) the state is known (the initial lanes), so that row is
+    already the sharper of the two."""
+    return _bound_tables(p)[0]
+
+
+def joker_rows(p: Problem) -> list[list[list[int]]]:
+    """The part of ``upper_bounds`` that the jokers still to be placed add (and the joker
+    adjustment), in the same shape."""
+    return _bound_tables(p)[1]
+
+
+def lane_bound(p: Problem) -> LaneBound:
+    """The bound that reads a state's lanes (``solver_lanes.LaneBound``), shared by every search
+    of the same problem."""
+    return _bound_tables(p)[2]
+
+
+def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int]]], LaneBound]:
+    from shared.core.solver_lanes import LaneBound
+
     jmax = p.jokers_max
     needy = p.needy or [[0] * 4 for _ in range(14)]
     memo = (
-        p.cfg.wrap,  # the joker need is counted only without wrap
+        p.cfg,
         tuple(map(tuple, p.table)),
         tuple(map(tuple, p.hand)),
         tuple(map(tuple, needy)),
@@ -477,18 +512,35 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
     top_nat = max(p.nat_weight[1:])
     need = _joker_need(p)
     bounds: list[list[list[int]]] = []
+    jokers: list[list[list[int]]] = []
+    # per cell in deciding order (rank by rank, suit by suit): the hand's score and needy cards
+    # from that cell on, and the needy cards by rank
+    cells = [(r, s) for r in range(1, 14) for s in range(4)]
+    free_from = [0] * (len(cells) + 1)
+    poor_from = [0] * (len(cells) + 1)
+    for i in range(len(cells) - 1, -1, -1):
+        r, s = cells[i]
+        free_from[i] = free_from[i + 1] + p.nat_weight[r] * (p.hand[r][s] - needy[r][s])
+        poor_from[i] = poor_from[i + 1] + needy[r][s]
     for rank in range(14):
-        cells = [(r, s) for r in range(rank + 1, 14) for s in range(4)]
         rows = []
+        joker_part = []
         for suit in range(5):
-            here = cells + ([(rank, s) for s in range(suit + 1, 4)] if rank else [])
-            free = sum(p.nat_weight[r] * (p.hand[r][s] - needy[r][s]) for r, s in here)
-            poor = sum(needy[r][s] for r, s in here)
-            near = sum(needy[r][s] for r, s in here if r <= rank + 2)
+            # the cells still to decide: rank's suits after ``suit``, then every later rank
+            if rank == 0:
+                first_cell = 0
+            elif suit == 4:
+                first_cell = 4 * rank
+            else:
+                first_cell = 4 * (rank - 1) + suit + 1
+            free = free_from[first_cell]
+            poor = poor_from[first_cell]
+            near = poor - poor_from[min(4 * (rank + 2), len(cells))]
             first = rank + 1 if suit == 4 or rank == 0 else rank
             wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
             later = need[min(rank + 3, 16)] if rank else need[1]
             row = []
+            part = []
             for used in range(jmax + 1):
                 if first > 13:
                     best = p.joker_adjust[used]
@@ -501,10 +553,19 @@ def upper_bounds(p: Problem) -> list[list[list[int]]]:
                     )
                 carried = min(poor, near + 4 * (jmax - used))
                 row.append(free + carried * top_nat + best)
+                part.append(best)
             rows.append(row)
+            joker_part.append(part)
         bounds.append(rows)
-    _BOUNDS[memo] = bounds
-    return bounds
+        jokers.append(joker_part)
+    lanes = LaneBound(p, jokers)
+    before = lanes.at(0, 4)
+    starts = initial_states(p, *machinery(p.cfg), _layout(p.cfg).width)
+    bounds[0][4] = [
+        min(b, max(before(key, used) for key in starts)) for used, b in enumerate(bounds[0][4])
+    ]
+    found = _BOUNDS[memo] = (bounds, jokers, lanes)
+    return found
 
 
 def solve_dp(p: Problem) -> Result | None:
@@ -606,6 +667,7 @@ def _solve(p: Problem) -> Result | None:
 
         return find_witness(p, floor)
     bounds = upper_bounds(p) if floor is not None else []
+    sharper = lane_bound(p) if floor is not None else None
     frontier = initial_states(p, lanes, pairs, width)
     initial = dict(frontier)
     history: list[list[dict[int, int]]] = []
@@ -650,9 +712,14 @@ def _solve(p: Problem) -> Result | None:
                     if old is None or old < s2:
                         nxt[nk] = s2
                         back[nk] = key << 12 | index
-            if floor is not None:
+            if floor is not None and sharper is not None:
                 row = bounds[rank][suit]
-                nxt = {k: v for k, v in nxt.items() if v + row[(k >> js) & 15] >= floor}
+                lane = sharper.at(rank, suit)
+                nxt = {
+                    k: v
+                    for k, v in nxt.items()
+                    if v + row[(k >> js) & 15] >= floor and v + lane(k, (k >> js) & 15) >= floor
+                }
             nxt = _prune_dominated(nxt, pairs, width, mask, js)
             backs.append(back)
             current = nxt
@@ -676,9 +743,14 @@ def _solve(p: Problem) -> Result | None:
                 if old is None or old < s2:
                     resolved[nk] = s2
                     back[nk] = key << 5 | j
-        if floor is not None:
+        if floor is not None and sharper is not None:
             row = bounds[rank][4]
-            resolved = {k: v for k, v in resolved.items() if v + row[(k >> js) & 15] >= floor}
+            lane = sharper.at(rank, 4)
+            resolved = {
+                k: v
+                for k, v in resolved.items()
+                if v + row[(k >> js) & 15] >= floor and v + lane(k, (k >> js) & 15) >= floor
+            }
         resolved = _prune_dominated(resolved, pairs, width, mask, js)
         backs.append(back)
         history.append(backs)

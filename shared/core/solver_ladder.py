@@ -28,6 +28,7 @@ from shared.core.solver_dp import (
     dominators,
     index_state,
     initial_states,
+    lane_bound,
     machinery,
     set_joker_counts,
     turn_back,
@@ -48,6 +49,11 @@ class Ladder:
         self.lanes, self.pairs = machinery(p.cfg)
         self.lay = _layout(p.cfg)
         self.bounds = upper_bounds(p)
+        sharper = lane_bound(p)
+        # per stage: the bound that reads the lanes (stage 0: before anything)
+        self.lane = [sharper.at(0, 4)] + [
+            sharper.at(rank, suit) for rank in range(1, 14) for suit in range(5)
+        ]
         width = self.lay.width
         self.initial = initial_states(p, self.lanes, self.pairs, width)
         # per stage 0..STAGES: expanded states (key -> score) and their back pointers
@@ -66,7 +72,7 @@ class Ladder:
 
     def highest_waiting(self) -> int | None:
         """The best potential of any state kept aside (None: the search space is exhausted)."""
-        tops = [max(entry[0] for entry in waiting) for waiting in self.waiting if waiting]
+        tops = [max(waiting)[0] for waiting in self.waiting if waiting]
         return max(tops) if tops else None
 
     def _row(self, stage: int) -> list[int]:
@@ -183,6 +189,7 @@ class Ladder:
             later = self.waiting[stage + 1].append
             options: dict[int, list[tuple[int, int, int, int, int]]] = {}
             row = self._row(stage + 1)
+            lane = self.lane[stage + 1]
             rank, suit = divmod(stage, 5)
             rank += 1
             get = carried.get
@@ -206,6 +213,8 @@ class Ladder:
                             nk += 1 << ps
                         s2 = score + dscore
                         potential = s2 + row[jokers]
+                        if potential >= floor:  # the sharper bound only where this one passes
+                            potential = s2 + min(row[jokers], lane(nk, jokers))
                         if potential < floor:
                             later((potential, nk, s2, key << 12 | index))
                             continue
@@ -228,6 +237,8 @@ class Ladder:
                             nk += (min(threshold, pts + pv * j) - pts) << ps
                         s2 = score + wj * j
                         potential = s2 + row[jokers]
+                        if potential >= floor:  # the sharper bound only where this one passes
+                            potential = s2 + min(row[jokers], lane(nk, jokers))
                         if potential < floor:
                             later((potential, nk, s2, key << 5 | j))
                             continue

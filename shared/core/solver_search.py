@@ -19,6 +19,7 @@ from shared.core.solver_dp import (
     _layout,
     _rebuild,
     initial_states,
+    lane_bound,
     machinery,
     set_joker_counts,
     upper_bounds,
@@ -48,6 +49,8 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     need_card = p.need_card and not threshold
     adjust = p.joker_adjust
     bounds = upper_bounds(p)
+    sharper = lane_bound(p)
+    lane_at = [[sharper.at(rank, suit) for suit in range(5)] for rank in range(14)]
     end_ok = pairs.end_ok
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
@@ -97,6 +100,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         rank, suit = divmod(stage, 5)
         rank += 1
         row = bounds[rank][suit]
+        lane = lane_at[rank][suit]
         if suit < 4:
             shift = width * suit
             for dkey, dscore, dpts, index, _ in suit_moves(rank, suit, (key >> shift) & mask):
@@ -105,7 +109,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 if jokers > jmax:
                     continue
                 s2 = score + dscore
-                if s2 + row[jokers] < floor:
+                if s2 + row[jokers] < floor or s2 + lane(nk, jokers) < floor:
                     continue
                 if threshold and dpts:
                     pts = (key >> ps) & 255
@@ -125,7 +129,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 if jokers > jmax:
                     break
                 s2 = score + wj * j
-                if s2 + row[jokers] < floor:
+                if s2 + row[jokers] < floor or s2 + lane(nk, jokers) < floor:
                     continue
                 if threshold and j:
                     pts = (key >> ps) & 255
