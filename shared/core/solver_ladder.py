@@ -18,6 +18,9 @@ whatever order the states came in.
 
 from __future__ import annotations
 
+import heapq
+from heapq import heappop, heappush
+
 from shared.core.solver_dp import (
     Problem,
     Result,
@@ -59,11 +62,13 @@ class Ladder:
         # per stage 0..STAGES: expanded states (key -> score) and their back pointers
         self.front: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
         self.backs: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
-        # per stage: states below the floor, as (potential, key, score, back pointer)
+        # per stage: states below the floor, a heap of (-potential, key, score, back pointer)
+        # (a lower floor takes the best potentials first, leaving the rest untouched)
         self.waiting: list[list[tuple[int, int, int, int]]] = [[] for _ in range(STAGES + 1)]
         top = self._row(0)[0]
         for key in self.initial:
-            self.waiting[0].append((top, key, 0, 0))
+            self.waiting[0].append((-top, key, 0, 0))
+        heapq.heapify(self.waiting[0])
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
         # per stage and group (jokers, points, set counts), an index of the expanded states: for
         # each suit, lane pair -> bit mask of the states with that pair there; and their scores
@@ -72,7 +77,7 @@ class Ladder:
 
     def highest_waiting(self) -> int | None:
         """The best potential of any state kept aside (None: the search space is exhausted)."""
-        tops = [max(waiting)[0] for waiting in self.waiting if waiting]
+        tops = [-waiting[0][0] for waiting in self.waiting if waiting]
         return max(tops) if tops else None
 
     def _row(self, stage: int) -> list[int]:
@@ -170,23 +175,17 @@ class Ladder:
         carried: dict[int, tuple[int, int]] = {}
         for stage in range(STAGES + 1):
             waiting = self.waiting[stage]
-            if waiting:
-                still = []
-                for entry in waiting:
-                    if entry[0] < floor:
-                        still.append(entry)
-                        continue
-                    _, key, score, back = entry
-                    old = carried.get(key)
-                    if old is None or old[0] < score:
-                        carried[key] = (score, back)
-                self.waiting[stage] = still
+            while waiting and -waiting[0][0] >= floor:
+                _, key, score, back = heappop(waiting)
+                old = carried.get(key)
+                if old is None or old[0] < score:
+                    carried[key] = (score, back)
             fresh = self._admit(stage, carried) if carried else []
             carried = {}
             if stage == STAGES or not fresh:
                 continue
             front = self.front[stage]
-            later = self.waiting[stage + 1].append
+            heap = self.waiting[stage + 1]
             options: dict[int, list[tuple[int, int, int, int, int]]] = {}
             row = self._row(stage + 1)
             lane = self.lane[stage + 1]
@@ -216,7 +215,7 @@ class Ladder:
                         if potential >= floor:  # the sharper bound only where this one passes
                             potential = s2 + min(row[jokers], lane(nk, jokers))
                         if potential < floor:
-                            later((potential, nk, s2, key << 12 | index))
+                            heappush(heap, (-potential, nk, s2, key << 12 | index))
                             continue
                         old = get(nk)
                         if old is None or old[0] < s2:
@@ -240,7 +239,7 @@ class Ladder:
                         if potential >= floor:  # the sharper bound only where this one passes
                             potential = s2 + min(row[jokers], lane(nk, jokers))
                         if potential < floor:
-                            later((potential, nk, s2, key << 5 | j))
+                            heappush(heap, (-potential, nk, s2, key << 5 | j))
                             continue
                         old = get(nk)
                         if old is None or old[0] < s2:

@@ -12,12 +12,16 @@ own ``_rebuild``.
 from __future__ import annotations
 
 import sys
+from operator import itemgetter
 
 from shared.core.solver_dp import (
     Problem,
     Result,
+    SuitIndex,
     _layout,
     _rebuild,
+    dominators,
+    index_state,
     initial_states,
     lane_bound,
     machinery,
@@ -26,6 +30,7 @@ from shared.core.solver_dp import (
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
+Index = tuple[SuitIndex, list[int]]  # states by lane pair per suit, and their scores
 
 
 class GaveUp(Exception):
@@ -54,6 +59,9 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     end_ok = pairs.end_ok
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
+    beaten: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]  # failed, per stage and group
+    up = pairs.tables()[1]
+    w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
     patience = p.patience
@@ -97,10 +105,24 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         known = failed.get(memo)
         if known is not None and known >= score:
             return False
+        # a state failed that dominates this one (lanes as good in every suit, same jokers,
+        # points and set counts, as high a score): this one fails too
+        group = key >> js
+        parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
+        dead = beaten[stage].get(group)
+        if dead is not None:
+            hits = dominators(parts, up, dead[0])
+            scores = dead[1]
+            while hits:
+                low = hits & -hits
+                if scores[low.bit_length() - 1] >= score:
+                    return False
+                hits ^= low
         rank, suit = divmod(stage, 5)
         rank += 1
         row = bounds[rank][suit]
         lane = lane_at[rank][suit]
+        children: list[tuple[int, int, int, int]] = []  # (-potential, key, score, back)
         if suit < 4:
             shift = width * suit
             for dkey, dscore, dpts, index, _ in suit_moves(rank, suit, (key >> shift) & mask):
@@ -109,16 +131,17 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 if jokers > jmax:
                     continue
                 s2 = score + dscore
-                if s2 + row[jokers] < floor or s2 + lane(nk, jokers) < floor:
+                if s2 + row[jokers] < floor:
+                    continue
+                potential = s2 + lane(nk, jokers)
+                if potential < floor:
                     continue
                 if threshold and dpts:
                     pts = (key >> ps) & 255
                     nk += (min(threshold, pts + dpts) - pts) << ps
                 elif need_card and dpts and not (key >> ps) & 1:
                     nk += 1 << ps
-                if go(stage + 1, nk, s2):
-                    path.append((nk, key << 12 | index))
-                    return True
+                children.append((-potential, nk, s2, key << 12 | index))
         else:
             wj = p.joker_weight[rank]
             pv = p.point_value[rank]
@@ -129,15 +152,26 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 if jokers > jmax:
                     break
                 s2 = score + wj * j
-                if s2 + row[jokers] < floor or s2 + lane(nk, jokers) < floor:
+                if s2 + row[jokers] < floor:
+                    continue
+                potential = s2 + lane(nk, jokers)
+                if potential < floor:
                     continue
                 if threshold and j:
                     pts = (key >> ps) & 255
                     nk += (min(threshold, pts + pv * j) - pts) << ps
-                if go(stage + 1, nk, s2):
-                    path.append((nk, key << 5 | j))
-                    return True
+                children.append((-potential, nk, s2, key << 5 | j))
+        # the most promising first: the highest bound (ties: the order of the moves)
+        children.sort(key=itemgetter(0))
+        for _, nk, s2, back in children:
+            if go(stage + 1, nk, s2):
+                path.append((nk, back))
+                return True
         failed[memo] = score if known is None else max(known, score)
+        if dead is None:
+            dead = beaten[stage][group] = (({}, {}, {}, {}), [])
+        index_state(parts, dead[0], 1 << len(dead[1]))
+        dead[1].append(score)
         if len(failed) > patience:
             raise GaveUp
         return False
