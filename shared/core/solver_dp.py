@@ -197,7 +197,7 @@ class Pairs:
         self.above: dict[int, list[int]] = {}
         self._end: dict[int, bool] = {}
         self._height: dict[int, int] = {}
-        self._tables: tuple[list[int], list[list[int]]] = ([], [])
+        self._tables: tuple[list[int], list[list[int]], list[int]] = ([], [], [])
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -214,15 +214,17 @@ class Pairs:
             found = self._height[pair] = len(self.pairs_above(pair))
         return found
 
-    def tables(self) -> tuple[list[int], list[list[int]]]:
-        """Per pair code: its height, and the pair itself with the codes that dominate it (for
-        the dominance tests). Dominators of a dominator dominate too, so filling these creates
-        no chain of new codes (the pairs a code dominates would: never asked for here)."""
-        height, up = self._tables
+    def tables(self) -> tuple[list[int], list[list[int]], list[int]]:
+        """Per pair code: its height, the pair itself with the codes that dominate it, and the
+        same as a bit mask over pair codes (for the dominance tests). Dominators of a dominator
+        dominate too, so filling these creates no chain of new codes (the pairs a code
+        dominates would: never asked for here)."""
+        height, up, upmask = self._tables
         for pair in range(len(height), len(self.pairs)):
             height.append(self.height(pair))
             up.append([pair, *self.pairs_above(pair)])
-        return height, up
+            upmask.append(sum(1 << a for a in up[-1]))
+        return height, up, upmask
 
     def pairs_above(self, pair: int) -> list[int]:
         """Pair codes that strictly dominate ``pair`` (lane by lane, in either order)."""
@@ -789,18 +791,30 @@ def best_end(
     return best
 
 
-SuitIndex = tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]
-"""Per suit: lane pair -> the bits of the kept states that have it."""
+SuitIndex = tuple[list[int], tuple[dict[int, int], dict[int, int], dict[int, int], dict[int, int]]]
+"""Per suit: a bit mask of the lane pairs the kept states have, and lane pair -> the bits of
+the kept states that have it."""
 
 
-def dominators(parts: tuple[int, int, int, int], up: Any, index: SuitIndex) -> int:
+def new_index() -> SuitIndex:
+    """An empty ``SuitIndex``."""
+    return [0, 0, 0, 0], ({}, {}, {}, {})
+
+
+def dominators(parts: tuple[int, int, int, int], upmask: list[int], index: SuitIndex) -> int:
     """The bits of the indexed states whose lane pair dominates ``parts`` in every suit
-    (``up[pair]``: the pairs that dominate ``pair``); 0 when none does."""
+    (``upmask[pair]``: the pairs that dominate ``pair``, as a mask); 0 when none does. Only
+    the pairs some kept state has are looked up (a mask test finds them)."""
+    present, seen = index
     hits = -1
-    for part, seen in zip(parts, index, strict=True):
+    for suit in range(4):
+        pairs = upmask[parts[suit]] & present[suit]
         found = 0
-        for a in up[part]:
-            found |= seen.get(a, 0)
+        table = seen[suit]
+        while pairs:
+            low = pairs & -pairs
+            found |= table[low.bit_length() - 1]
+            pairs ^= low
         hits &= found
         if not hits:
             return 0
@@ -809,8 +823,12 @@ def dominators(parts: tuple[int, int, int, int], up: Any, index: SuitIndex) -> i
 
 def index_state(parts: tuple[int, int, int, int], index: SuitIndex, bit: int) -> None:
     """Record a kept state (``bit``) under its lane pair in each suit."""
-    for part, seen in zip(parts, index, strict=True):
-        seen[part] = seen.get(part, 0) | bit
+    present, seen = index
+    for suit in range(4):
+        part = parts[suit]
+        present[suit] |= 1 << part
+        table = seen[suit]
+        table[part] = table.get(part, 0) | bit
 
 
 def _prune_dominated(
@@ -822,7 +840,7 @@ def _prune_dominated(
     compared with the kept ones: per group and suit, a bit mask of the kept states by lane pair
     says at once whether some kept state has, in every suit, a pair dominating the state's (a
     plain all-pairs test was quadratic: minutes on tables with seven jokers)."""
-    height, up = pairs.tables()
+    height, _, upmask = pairs.tables()
     w2, w3 = 2 * width, 3 * width
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for key, score in states.items():
@@ -844,39 +862,14 @@ def _prune_dominated(
             kept[key] = -score
             continue
         items.sort()
-        s0: dict[int, int] = {}
-        s1: dict[int, int] = {}
-        s2: dict[int, int] = {}
-        s3: dict[int, int] = {}
-        g0, g1, g2, g3 = s0.get, s1.get, s2.get, s3.get
+        index = new_index()
         bit = 1
-        for score, rank, key in items:  # ``dominators`` and ``index_state``, inlined (hot)
-            p0, p1, p2, p3 = key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask
-            if rank:
-                hits = 0
-                for a in up[p0]:
-                    hits |= g0(a, 0)
-                if hits:
-                    found = 0
-                    for a in up[p1]:
-                        found |= g1(a, 0)
-                    hits &= found
-                    if hits:
-                        found = 0
-                        for a in up[p2]:
-                            found |= g2(a, 0)
-                        hits &= found
-                        if hits:
-                            found = 0
-                            for a in up[p3]:
-                                found |= g3(a, 0)
-                            if hits & found:
-                                continue
+        for score, rank, key in items:
+            parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
+            if rank and dominators(parts, upmask, index):
+                continue
             kept[key] = -score
-            s0[p0] = g0(p0, 0) | bit
-            s1[p1] = g1(p1, 0) | bit
-            s2[p2] = g2(p2, 0) | bit
-            s3[p3] = g3(p3, 0) | bit
+            index_state(parts, index, bit)
             bit <<= 1
     return kept
 

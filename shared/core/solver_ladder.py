@@ -33,6 +33,7 @@ from shared.core.solver_dp import (
     initial_states,
     lane_bound,
     machinery,
+    new_index,
     set_joker_counts,
     turn_back,
     turned_problem,
@@ -118,7 +119,7 @@ class Ladder:
         lay = self.lay
         width, mask, js = lay.width, lay.mask, lay.js
         w2, w3 = 2 * width, 3 * width
-        height, up = self.pairs.tables()  # up: a pair and the pairs that dominate it
+        height, _, upmask = self.pairs.tables()  # upmask: a pair and those dominating it
         low_mask = (1 << js) - 1
         ranked = []
         for key, (score, back) in incoming.items():
@@ -140,11 +141,11 @@ class Ladder:
             group = key - (key & low_mask)
             found = index_of.get(group)
             if found is None:
-                found = index_of[group] = (({}, {}, {}, {}), [])
+                found = index_of[group] = (new_index(), [])
             index, scores = found
             parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
             if rank:
-                hits = dominators(parts, up, index)
+                hits = dominators(parts, upmask, index)
                 while hits:
                     low = hits & -hits
                     if scores[low.bit_length() - 1] >= score:

@@ -25,6 +25,7 @@ from shared.core.solver_dp import (
     initial_states,
     lane_bound,
     machinery,
+    new_index,
     set_joker_counts,
     upper_bounds,
 )
@@ -60,7 +61,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
     beaten: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]  # failed, per stage and group
-    up = pairs.tables()[1]
+    upmask = pairs.tables()[2]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
@@ -111,7 +112,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
         dead = beaten[stage].get(group)
         if dead is not None:
-            hits = dominators(parts, up, dead[0])
+            hits = dominators(parts, upmask, dead[0])
             scores = dead[1]
             while hits:
                 low = hits & -hits
@@ -169,7 +170,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 return True
         failed[memo] = score if known is None else max(known, score)
         if dead is None:
-            dead = beaten[stage][group] = (({}, {}, {}, {}), [])
+            dead = beaten[stage][group] = (new_index(), [])
         index_state(parts, dead[0], 1 << len(dead[1]))
         dead[1].append(score)
         if len(failed) > patience:
