@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -20,7 +21,8 @@ from shared.core.commands import Command, Draw, Play
 from shared.core.judgement import judge_play
 from shared.core.rulesets import rule_set
 from shared.core.selfplay import SelfPlay
-from shared.core.views import SeatView
+from shared.core.state import GameState
+from shared.core.views import SeatView, seat_view
 
 
 @pytest.mark.parametrize(
@@ -29,6 +31,9 @@ from shared.core.views import SeatView
         ("rummikub", {}, ["solver", "greedy"]),
         ("robbers", {"match_rounds": 1}, ["patient", "solver"]),
         ("robbers", {"match_rounds": 1, "discard_pile": True}, ["solver", "patient"]),
+        ("rummikub", {"match_rounds": 1}, ["hoarder", "solver"]),
+        ("robbers", {"match_rounds": 1}, ["solver", "hoarder"]),
+        ("robbers", {"match_rounds": 1, "discard_pile": True}, ["hoarder", "patient"]),
     ],
 )
 def test_solver_bots_play_whole_games(
@@ -205,3 +210,82 @@ def test_arena_prints_each_bot_with_its_figures(
         line.split() for line in out.splitlines() if line.split()[:1] in (["greedy"], ["random"])
     ]
     assert len(rows) == 2 and sum(int(row[1]) for row in rows) >= 4
+
+
+def test_hoarder_draws_and_keeps_a_play_that_does_not_go_out() -> None:
+    """The solver lays the 8H off; the hoarder keeps it (and everything else) and draws, even
+    with the opponent down to one card."""
+    view = view_of(["5H 6H 7H"], "8H 2S KD")
+    rng = random.Random(0)
+    assert played(view, BOTS["solver"]().choose(view, rng)) == ["8H"]
+    assert isinstance(BOTS["hoarder"]().choose(view, rng), Draw)
+    close = view_of(["5H 6H 7H"], "8H 2S KD", opponent=1)
+    assert isinstance(BOTS["hoarder"]().choose(close, rng), Draw)
+
+
+def test_hoarder_goes_out_when_the_whole_hand_fits() -> None:
+    view = view_of(["5H 6H 7H", "QS QD QC"], "4H 8H 9H QH 2S 3S 4S")
+    assert played(view, BOTS["hoarder"]().choose(view, random.Random(0))) == [
+        "2S",
+        "3S",
+        "4H",
+        "4S",
+        "8H",
+        "9H",
+        "QH",
+    ]
+
+
+def test_hoarder_opens_like_the_solver() -> None:
+    view = view_of([], "QC QD QS 2S 5H", opened=False)
+    assert played(view, BOTS["hoarder"]().choose(view, random.Random(0))) == ["QC", "QD", "QS"]
+
+
+def test_hoarder_plays_the_most_cards_over_its_cap_or_near_the_stocks_end() -> None:
+    """Over 16 cards in hand, or with the stock down to 10 cards, it plays as the solver does."""
+    rng = random.Random(0)
+    hand = "8H 2S 2D 3C 4C 6C 8C 10C QC KS KD 9D JD 5S 7S 9S"
+    assert len(hand.split()) == 16
+    assert isinstance(BOTS["hoarder"]().choose(view_of(["5H 6H 7H"], hand), rng), Draw)
+    view = view_of(["5H 6H 7H"], hand + " AC")
+    assert played(view, BOTS["hoarder"]().choose(view, rng)) == ["8H"]
+    low = dataclasses.replace(view_of(["5H 6H 7H"], "8H 2S KD"), stock=10)
+    assert played(low, BOTS["hoarder"]().choose(low, rng)) == ["8H"]
+    high = dataclasses.replace(low, stock=11)
+    assert isinstance(BOTS["hoarder"]().choose(high, rng), Draw)
+
+
+def test_hoarder_decides_from_its_own_view_only() -> None:
+    """At turns of a real game, the opponent's hand and the stock dealt again (the same seat
+    view): the hoarder's command is the same."""
+    seed = hashlib.sha256(b"hoarder/hidden").digest()
+    states: list[GameState] = []
+    game = SelfPlay(
+        "rummikub",
+        {"match_rounds": 1},
+        [BOTS["hoarder"](), BOTS["solver"]()],
+        seed,
+        random.Random(1),
+    )
+    game.on_event = lambda e: states.append(game.state) if e.TYPE == "TurnStarted" else None
+    assert game.play().finished
+    shuffle = random.Random(2)
+    kinds = set()
+    for state in states[::3]:
+        assert state.turn is not None
+        seat = state.turn.seat
+        if seat != 0:
+            continue
+        hidden = [*state.hands[1], *state.stock]
+        shuffle.shuffle(hidden)
+        n = len(state.hands[1])
+        other = dataclasses.replace(
+            state, hands=(state.hands[0], tuple(hidden[:n])), stock=tuple(hidden[n:])
+        )
+        assert other.hands[1] != state.hands[1] or not n
+        view = seat_view(state, 0)
+        assert seat_view(other, 0) == view
+        command = BOTS["hoarder"]().choose(view, random.Random(0))
+        assert BOTS["hoarder"]().choose(seat_view(other, 0), random.Random(0)) == command
+        kinds.add(type(command).__name__)
+    assert kinds == {"Draw", "Play"}
