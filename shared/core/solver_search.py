@@ -56,7 +56,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     adjust = p.joker_adjust
     bounds = upper_bounds(p)
     sharper = lane_bound(p)
-    lane_at = [[sharper.at(rank, suit) for suit in range(5)] for rank in range(14)]
+    lane_at = sharper.at
     end_ok = pairs.end_ok
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
@@ -112,6 +112,8 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
         dead = beaten[stage].get(group)
         if dead is not None:
+            if len(upmask) < len(pairs.pairs):  # new pair codes since: extend the masks
+                pairs.tables()
             hits = dominators(parts, upmask, dead[0])
             scores = dead[1]
             while hits:
@@ -122,7 +124,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         rank, suit = divmod(stage, 5)
         rank += 1
         row = bounds[rank][suit]
-        lane = lane_at[rank][suit]
+        lane = lane_at(rank, suit)
         children: list[tuple[int, int, int, int]] = []  # (-potential, key, score, back)
         if suit < 4:
             shift = width * suit
