@@ -63,12 +63,13 @@ class Ladder:
         # per stage 0..STAGES: expanded states (key -> score) and their back pointers
         self.front: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
         self.backs: list[dict[int, int]] = [{} for _ in range(STAGES + 1)]
-        # per stage: states below the floor, a heap of (-potential, key, score, back pointer)
-        # (a lower floor takes the best potentials first, leaving the rest untouched)
-        self.waiting: list[list[tuple[int, int, int, int]]] = [[] for _ in range(STAGES + 1)]
+        # per stage: states below the floor, a heap of (-potential, key, score, back pointer,
+        # whether the potential is the sharper bound's): a lower floor takes the best potentials
+        # first and leaves the rest untouched
+        self.waiting: list[list[tuple[int, int, int, int, bool]]] = [[] for _ in range(STAGES + 1)]
         top = self._row(0)[0]
         for key in self.initial:
-            self.waiting[0].append((-top, key, 0, 0))
+            self.waiting[0].append((-top, key, 0, 0, True))
         heapq.heapify(self.waiting[0])
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
         # per stage and group (jokers, points, set counts), an index of the expanded states: for
@@ -177,7 +178,12 @@ class Ladder:
         for stage in range(STAGES + 1):
             waiting = self.waiting[stage]
             while waiting and -waiting[0][0] >= floor:
-                _, key, score, back = heappop(waiting)
+                _, key, score, back, sharp = heappop(waiting)
+                if not sharp:  # put aside on the plain bound: ask the sharper one now
+                    sharper = score + self.lane[stage](key, (key >> js) & 15)
+                    if sharper < floor:
+                        heappush(waiting, (-sharper, key, score, back, True))
+                        continue
                 old = carried.get(key)
                 if old is None or old[0] < score:
                     carried[key] = (score, back)
@@ -213,10 +219,12 @@ class Ladder:
                             nk += 1 << ps
                         s2 = score + dscore
                         potential = s2 + row[jokers]
-                        if potential >= floor:  # the sharper bound only where this one passes
-                            potential = s2 + min(row[jokers], lane(nk, jokers))
+                        if potential < floor:  # the sharper bound later, if ever popped
+                            heappush(heap, (-potential, nk, s2, key << 12 | index, False))
+                            continue
+                        potential = s2 + lane(nk, jokers)
                         if potential < floor:
-                            heappush(heap, (-potential, nk, s2, key << 12 | index))
+                            heappush(heap, (-potential, nk, s2, key << 12 | index, True))
                             continue
                         old = get(nk)
                         if old is None or old[0] < s2:
@@ -237,10 +245,12 @@ class Ladder:
                             nk += (min(threshold, pts + pv * j) - pts) << ps
                         s2 = score + wj * j
                         potential = s2 + row[jokers]
-                        if potential >= floor:  # the sharper bound only where this one passes
-                            potential = s2 + min(row[jokers], lane(nk, jokers))
+                        if potential < floor:  # the sharper bound later, if ever popped
+                            heappush(heap, (-potential, nk, s2, key << 5 | j, False))
+                            continue
+                        potential = s2 + lane(nk, jokers)
                         if potential < floor:
-                            heappush(heap, (-potential, nk, s2, key << 5 | j))
+                            heappush(heap, (-potential, nk, s2, key << 5 | j, True))
                             continue
                         old = get(nk)
                         if old is None or old[0] < s2:
