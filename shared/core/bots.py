@@ -354,7 +354,12 @@ class HoarderBot:
     going out (3 cards or fewer) measured worse (111 of 200 against 141 of 200 on the same
     deals), so the bot does not; the cap (16) keeps the solver fast and bounds the penalty.
 
-    Measured against ``solver`` (README, "Hints and bots"): see the figures there.
+    Measured against ``solver`` (README, "Hints and bots"): 2,000 two-player rummikub games,
+    one round each, seeds 1-8 of ``rummy simulate --rules rummikub --players 2 --games 250
+    --bots hoarder,solver --options '{"match_rounds": 1}' --same-deals --no-check --seed N``:
+    1,410 wins to 590, win rate 0.705 (95% interval 0.685-0.725), mean penalty 9.40 against
+    15.44, deals won from both seats 477 against 67. Caps of 10 and 30 won about as often as 16
+    (135 and 137 of 200 against 141), a cap of 6 less (114).
     """
 
     name = "hoarder"

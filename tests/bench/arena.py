@@ -23,6 +23,7 @@ from shared.cli.simulate import simulate
 
 LINES: tuple[tuple[str, int, str, dict[str, object]], ...] = (
     # rules, players, bots, options
+    ("rummikub", 2, "hoarder,solver", {"match_rounds": 1}),
     ("rummikub", 2, "patient,solver", {"match_rounds": 1}),
     ("rummikub", 2, "solver,greedy", {"match_rounds": 1}),
 )
