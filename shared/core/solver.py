@@ -201,7 +201,7 @@ def _placeable(p: Problem) -> Problem:
     return p
 
 
-def _bounded(p: Problem, unit: int) -> Result | None:
+def _bounded(p: Problem, unit: int, known: Result | None = None) -> Result | None:
     """Solve with a floor: first demand the upper bound (in whole units of the goal's first
     criterion), then less (``_stepped``). A floor nothing reaches costs little, because every
     state that has already lost too much is dropped; the first floor reached gives the optimum
@@ -209,11 +209,12 @@ def _bounded(p: Problem, unit: int) -> Result | None:
 
     Under ``ace: wrap`` the same problem with the ace low is solved first: its arrangements are
     legal under wrap too, so only a play beating it is searched for (no state budget: the
-    answer is always exact)."""
+    answer is always exact). ``known``: a score already reached elsewhere; only a better play is
+    searched for, and ``known`` itself is returned when there is none."""
     p = _placeable(p)
     if not p.cfg.wrap:
-        return _stepped(p, unit)
-    low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit)
+        return _stepped(p, unit, known)
+    low = _bounded(dataclasses.replace(p, cfg=dataclasses.replace(p.cfg, wrap=False)), unit, known)
     return _stepped(p, unit, low)
 
 
@@ -399,9 +400,12 @@ class _Search:
         forced: int = 0,
         jokers_min: int | None = None,
         kept: Sequence[Meld] = (),
+        beat: Result | None = None,
     ) -> Result | None:
         """One DP problem. ``forced``: score of hand cards moved into ``mandatory`` (a
-        redemption plan); ``kept``: table melds held out unchanged (their jokers still count)."""
+        redemption plan); ``kept``: table melds held out unchanged (their jokers still count);
+        ``beat``: a play already found: only a better one is searched for (None when there is
+        none), which costs far less than the optimum of a problem that cannot beat it."""
         rules = self.rules
         if self.opening:
             jmax = optional.count(JOKER)
@@ -420,13 +424,16 @@ class _Search:
         jmin = mandatory.count(JOKER) if jokers_min is None else jokers_min
         problem = _problem(rules, mandatory, optional, jmax, jmin, w)
         problem.need_card = self.goal == "points" and not forced
-        result = self._bounded(problem)
-        if result is not None and forced:
+        known = None if beat is None else Result(beat.score - forced, beat.jokers, 0, [])
+        result = self._bounded(problem, known)
+        if result is None or result is known:
+            return None
+        if forced:
             result.score += forced
         return result
 
-    def _bounded(self, problem: Problem) -> Result | None:
-        return _bounded(problem, self.unit)
+    def _bounded(self, problem: Problem, known: Result | None = None) -> Result | None:
+        return _bounded(problem, self.unit, known)
 
     def best(self) -> Result | None:
         """The optimal DP answer for the goal (all joker policies handled)."""
@@ -445,8 +452,8 @@ class _Search:
         )
         if not candidates:
             return base
-        relaxed = self._solve(self.table_cards, self.hand, jokers_min=0)
-        if relaxed is None or (base is not None and relaxed.score <= base.score):
+        relaxed = self._solve(self.table_cards, self.hand, jokers_min=0, beat=base)
+        if relaxed is None:  # not even with jokers dropped freely: base is the best
             return base
         if self._legal(relaxed.melds):
             return relaxed
@@ -454,15 +461,33 @@ class _Search:
         hand_count = Counter(self.hand)
         pool = sorted(c for c in candidates for _ in range(min(2, hand_count[c])))
         val = _weights(self.rules, self.goal, tj, 0, False).nat
+        levels = []  # (k, the plans redeeming k jokers), k falling
         for k in range(tj, 0, -1):
-            for plan in sorted(set(itertools.combinations(pool, k))):
-                if not _redeemable(self.rules, self.table, list(plan), k):
-                    continue
+            plans = [
+                plan
+                for plan in sorted(set(itertools.combinations(pool, k)))
+                if _redeemable(self.rules, self.table, list(plan), k)
+            ]
+            if plans:
+                levels.append((k, plans))
+        for index, (k, plans) in enumerate(levels):
+            # A legal play redeeming k jokers or fewer keeps tj - k of them or more in the
+            # layout, so the problem demanding that many (no card forced) bounds every plan
+            # from here on; one DP that only looks above the best so far (cheap when nothing is
+            # there) may spare many plans (7 table jokers: dozens, each a full DP). When its
+            # own play is legal it beats them all. (k == tj: that problem is ``relaxed``.)
+            if k < tj and (len(plans) > 1 or index + 1 < len(levels)):
+                bound = self._solve(self.table_cards, self.hand, jokers_min=tj - k, beat=best)
+                if bound is None:
+                    return best
+                if self._legal(bound.melds):
+                    return bound
+            for plan in plans:
                 forced = sum(val[c % 13 + 1] for c in plan)
                 mandatory = self.table_cards + list(plan)
                 optional = _minus(self.hand, plan)
-                found = self._solve(mandatory, optional, forced, jokers_min=tj - k)
-                if found is not None and (best is None or found.score > best.score):
+                found = self._solve(mandatory, optional, forced, jokers_min=tj - k, beat=best)
+                if found is not None:
                     best = found
         return best
 

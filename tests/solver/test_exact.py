@@ -118,6 +118,38 @@ def test_integer_program_breaks_ties_exactly() -> None:
     compare(rules, table, hand, True, "cards")
 
 
+def test_redemption_plans_stop_at_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Robbers, 6 table jokers, 7 plans redeeming 1-3 of them (the hand's KS, 2C, 5C). A play
+    redeeming k jokers or fewer keeps 6 - k or more in the layout, so one DP problem demanding
+    that many bounds every plan from level k down; here its own play (3 redeemed) is legal and
+    ends the search: 4 DP problems in all (tidy included) where one per plan took 10. With 7
+    or 8 table jokers there are dozens of plans (seed 1007 position 16: 15, each a DP of 20-40
+    s on this machine)."""
+    import shared.core.solver as solver_module
+
+    rules = rule_set("robbers", {"jokers": 6})
+    table = [
+        [1, 2, 3, 4], [6, 7, 8, 9, 10, 11], [13, 14, 15], [29, 30, 31, 32, 33], [32, 6, 19],
+        [51, 25, 38], [31, JOKER, 33, 34, 35, 36, 37], [26, 27, 28, 29], [47, 8, 21],
+        [47, 48, 49, 50], [51, JOKER, 38], [0, 1, 2, 3], [24, 37, 50, JOKER], [10, 36, 23],
+        [22, 23, 24, 25], [JOKER, 4, 30], [41, 42, JOKER], [40, 41, 42, 43, 44],
+        [13, 14, 15, 16, 17], [9, 48, 35, JOKER],
+    ]  # fmt: skip
+    hand = [12, 26, 18, 27, 16, 40, 28, 46, 49, 45, 44, 12, 43]
+    original = solver_module._Search._solve
+    calls = []
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(solver_module._Search, "_solve", counted)
+    play = solve(rules, table, hand, True)
+    assert (len(play.played), play.jokers, len(play.to_hand)) == (13, 3, 3)
+    assert len(calls) <= 4
+    compare(rules, table, hand, True, "cards")
+
+
 def test_against_exhaustive_search() -> None:
     rng = random.Random(5)
     checked = 0
