@@ -185,6 +185,20 @@ class PairMove:
     swapped: bool  # the new pair's order is (lane 1, lane 0)
 
 
+class UpMasks(dict[int, int]):
+    """Pair code -> ``Pairs.up_mask`` of it, made on first use from the codes that exist then.
+    A code made later that dominates it is missed: a state fewer pruned, never one wrongly (by
+    then the searches have made nearly every code they meet: the lane bound's tables first)."""
+
+    def __init__(self, pairs: Pairs) -> None:
+        super().__init__()
+        self.pairs = pairs
+
+    def __missing__(self, pair: int) -> int:
+        found = self[pair] = self.pairs.up_mask(pair)
+        return found
+
+
 class Pairs:
     """Unordered pairs of lane states (the two copies of a suit) and their joint moves."""
 
@@ -194,10 +208,9 @@ class Pairs:
         self.codes: dict[tuple[int, int], int] = {}
         self.moves: dict[int, list[PairMove]] = {}
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
-        self.above: dict[int, list[int]] = {}
         self._end: dict[int, bool] = {}
-        self._height: dict[int, int] = {}
-        self._tables: tuple[list[int], list[list[int]], list[int]] = ([], [], [])
+        self._heights: list[int] = []
+        self._up = UpMasks(self)
 
     def end_ok(self, pair: int) -> bool:
         """Both lanes of the pair may end here."""
@@ -208,34 +221,34 @@ class Pairs:
         return found
 
     def height(self, pair: int) -> int:
-        """How many pair codes dominate ``pair`` (fewer: a better pair); orders ties."""
-        found = self._height.get(pair)
-        if found is None:
-            found = self._height[pair] = len(self.pairs_above(pair))
-        return found
+        """How many lane states dominate the pair's two lanes (fewer: a better pair; a pair
+        that dominates another has the lower height); orders ties."""
+        a, b = self.pairs[pair]
+        above = self.lanes.above
+        return len(above[a]) + len(above[b])
 
-    def tables(self) -> tuple[list[int], list[list[int]], list[int]]:
-        """Per pair code: its height, the pair itself with the codes that dominate it, and the
-        same as a bit mask over pair codes (for the dominance tests). Dominators of a dominator
-        dominate too, so filling these creates no chain of new codes (the pairs a code
-        dominates would: never asked for here)."""
-        height, up, upmask = self._tables
-        for pair in range(len(height), len(self.pairs)):
-            height.append(self.height(pair))
-            up.append([pair, *self.pairs_above(pair)])
-            upmask.append(sum(1 << a for a in up[-1]))
-        return height, up, upmask
+    def tables(self) -> tuple[list[int], UpMasks]:
+        """Per pair code: its height, and (``UpMasks``) the codes that dominate it or are it,
+        as a bit mask (for the dominance tests)."""
+        heights = self._heights
+        for pair in range(len(heights), len(self.pairs)):
+            heights.append(self.height(pair))
+        return heights, self._up
 
-    def pairs_above(self, pair: int) -> list[int]:
-        """Pair codes that strictly dominate ``pair`` (lane by lane, in either order)."""
-        found = self.above.get(pair)
-        if found is None:
-            a, b = self.pairs[pair]
-            up_a = [a, *self.lanes.above[a]]
-            up_b = [b, *self.lanes.above[b]]
-            found = sorted({self.code(c, d) for c in up_a for d in up_b} - {pair})
-            self.above[pair] = found
-        return found
+    def up_mask(self, pair: int) -> int:
+        """A bit mask of the pair codes made so far that dominate ``pair`` or are it (lane by
+        lane, in either order). Looks codes up without making any: making every dominating
+        pair, and then theirs, made tens of thousands of codes under exact run lengths."""
+        a, b = self.pairs[pair]
+        above = self.lanes.above
+        codes = self.codes
+        mask = 0
+        for c in (a, *above[a]):
+            for d in (b, *above[b]):
+                found = codes.get((c, d) if c <= d else (d, c))
+                if found is not None:
+                    mask |= 1 << found
+        return mask
 
     def code(self, a: int, b: int) -> int:
         key = (a, b) if a <= b else (b, a)
@@ -801,7 +814,7 @@ def new_index() -> SuitIndex:
     return [0, 0, 0, 0], ({}, {}, {}, {})
 
 
-def dominators(parts: tuple[int, int, int, int], upmask: list[int], index: SuitIndex) -> int:
+def dominators(parts: tuple[int, int, int, int], upmask: UpMasks, index: SuitIndex) -> int:
     """The bits of the indexed states whose lane pair dominates ``parts`` in every suit
     (``upmask[pair]``: the pairs that dominate ``pair``, as a mask); 0 when none does. Only
     the pairs some kept state has are looked up (a mask test finds them)."""
@@ -840,7 +853,7 @@ def _prune_dominated(
     compared with the kept ones: per group and suit, a bit mask of the kept states by lane pair
     says at once whether some kept state has, in every suit, a pair dominating the state's (a
     plain all-pairs test was quadratic: minutes on tables with seven jokers)."""
-    height, _, upmask = pairs.tables()
+    height, upmask = pairs.tables()
     w2, w3 = 2 * width, 3 * width
     groups: dict[int, list[tuple[int, int, int]]] = {}
     for key, score in states.items():

@@ -120,7 +120,7 @@ class Ladder:
         lay = self.lay
         width, mask, js = lay.width, lay.mask, lay.js
         w2, w3 = 2 * width, 3 * width
-        height, _, upmask = self.pairs.tables()  # upmask: a pair and those dominating it
+        height, upmask = self.pairs.tables()  # upmask: a pair and those dominating it
         low_mask = (1 << js) - 1
         ranked = []
         for key, (score, back) in incoming.items():

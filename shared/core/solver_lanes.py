@@ -186,7 +186,7 @@ _MOVES: dict[tuple[int, int, int, int], list[tuple[int, int, bool, int]]] = {}
 def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, int, bool, int]]:
     """One suit's moves at one rank for the bound: (new pair, jokers on its lanes, whether
     naturals go to sets, hand naturals placed), without the moves another one beats: a lane
-    pair at least as good (``Pairs.pairs_above``: the bound only grows with it), no more
+    pair at least as good (``_at_least``: the bound only grows with it), no more
     jokers, no set where it has none, and as many hand naturals or more."""
     key = (id(pairs), pair, table, hand)
     found = _MOVES.get(key)
@@ -200,15 +200,37 @@ def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, in
         found = []
         for move in moves:
             new, jok, sets, used = move
-            above = set(pairs.pairs_above(new)) | {new}
             if not any(
                 other is not move
-                and other[0] in above
                 and other[1] <= jok
                 and (sets or not other[2])
                 and other[3] >= used
+                and _at_least(pairs, other[0], new)
                 for other in moves
             ):
                 found.append(move)
         _MOVES[key] = found
+    return found
+
+
+def _at_least(pairs: Pairs, better: int, pair: int) -> bool:
+    """The lane pair ``better`` dominates ``pair`` or is it, lane by lane in either order
+    (read from the lane states' relation: no pair codes are made)."""
+    if better == pair:
+        return True
+    a, b = pairs.pairs[better]
+    c, d = pairs.pairs[pair]
+    up = _lanes_up(pairs)
+    return (a in up[c] and b in up[d]) or (a in up[d] and b in up[c])
+
+
+_UP: dict[int, list[frozenset[int]]] = {}
+
+
+def _lanes_up(pairs: Pairs) -> list[frozenset[int]]:
+    """Per lane state: itself and the lane states that dominate it."""
+    found = _UP.get(id(pairs))
+    if found is None:
+        above = pairs.lanes.above
+        found = _UP[id(pairs)] = [frozenset([s, *above[s]]) for s in range(len(above))]
     return found

@@ -61,7 +61,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
     beaten: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]  # failed, per stage and group
-    upmask = pairs.tables()[2]
+    upmask = pairs.tables()[1]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
@@ -112,8 +112,6 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
         dead = beaten[stage].get(group)
         if dead is not None:
-            if len(upmask) < len(pairs.pairs):  # new pair codes since: extend the masks
-                pairs.tables()
             hits = dominators(parts, upmask, dead[0])
             scores = dead[1]
             while hits:
