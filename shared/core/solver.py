@@ -58,6 +58,9 @@ CARD = 1_000_000  # lexicographic weights of the DP score
 JOKER_COST = 1_000
 POINT = 10_000
 POINTS_CARD = 10
+# Refuted states after which arrange's witness search gives up (its states cost more than a
+# play's: every card is required; measured on 40-80 cards, 300-800 about alike).
+ARRANGE_PATIENCE = 500
 # Cards that must be placed from which the first floor is tried by one plain DP run before the
 # Ladder (measured: on 60-80 card tables that floor is nearly always reached).
 FULL_TABLE = 50
@@ -631,29 +634,29 @@ def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
         return Arrangement(False, (), 0)
     # The score of an arrangement is minus its jokers (every natural is mandatory), so the
     # fewest jokers are found by demanding as few as the upper bound allows, then one more, and
-    # so on: the first floor reached is the optimum (every better one was refuted). A floor
-    # prunes the depth-first witness search hard (a search with no floor wanders, and the DP
-    # after it had no tight floor: the old way, slow on 40-80 cards). When the witness search
-    # gives up, that floor is most likely out of reach (measured: nearly always), so the DP
-    # demands one joker more at once; it returns the best arrangement above its floor, so the
-    # answer stays exact either way, and the DP goes on one joker lower while it finds nothing.
+    # so on: the first floor reached is the optimum (every better one was refuted). A
+    # depth-first witness search tries the bound itself (on a full table it nearly always
+    # finds a play there at once); when it refutes that floor or gives up, a Ladder lowers the
+    # floor one joker at a time without starting over (a fresh DP per floor, and a witness
+    # search per floor, cost two to three times as much on 40-60 cards).
     top = upper_bounds(problem)[0][4][0]  # minus the jokers the stranded cards need at least
-    found = None
-    floor = top
-    witness = True
-    while found is None and floor >= -jokers:
-        problem.floor = floor
-        problem.witness = witness
-        try:
-            found = solve_dp(problem)
-        except GaveUp:
-            witness = problem.witness = False
-            floor = problem.floor = max(floor - 1, -jokers)
-            found = solve_dp(problem)
-        finally:
-            problem.witness = False
-            problem.floor = None
-        floor -= 1
+    problem.floor = top
+    problem.patience = ARRANGE_PATIENCE
+    problem.witness = True
+    try:
+        found = solve_dp(problem)
+        refuted = found is None
+    except GaveUp:
+        found, refuted = None, False
+    finally:
+        problem.witness = False
+        problem.floor = None
+    if found is None:
+        ladder = Ladder(problem)
+        floor = top - 1 if refuted else top
+        while found is None and floor >= -jokers:
+            found = ladder.reach(floor)
+            floor -= 1
     if found is None:
         return Arrangement(False, (), 0)
     melds = _merge_runs(found.melds, rules)
