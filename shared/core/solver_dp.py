@@ -639,6 +639,7 @@ def initial_states(p: Problem, lanes: Lanes, pairs: Pairs, width: int) -> dict[i
     lanes already running across the cut."""
     cfg = p.cfg
     jmax = p.jokers_max
+    valued = bool(p.threshold) or len(set(p.joker_weight[1:14])) > 1
     options_by_suit = []
     for suit in range(4):
         if cfg.wrap:  # lanes may enter the first rank already running (crossing K -> A)
@@ -648,6 +649,11 @@ def initial_states(p: Problem, lanes: Lanes, pairs: Pairs, width: int) -> dict[i
             reach = min(jmax + 1, 13)
             before = sum(p.table[13 - k][suit] + p.hand[13 - k][suit] for k in range(reach))
             after = sum(p.table[1 + k][suit] + p.hand[1 + k][suit] for k in range(reach))
+            if valued and jmax:
+                # ... but where a joker's value depends on the rank it stands at (points, an
+                # opening's threshold), a side of jokers only matters: K(JK) A 2 3 reads the
+                # joker as a king, the same cards laid A 2 3 4(JK) as a four
+                before, after = max(before, 1), max(after, 1)
             crossing = min(2, before, after)
             codes = [lanes.idle, lanes.idle]
             found = [pairs.code(lanes.idle, lanes.idle)]

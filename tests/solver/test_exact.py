@@ -183,6 +183,16 @@ def test_arrange_against_exhaustive_search() -> None:
             assert all(rules and m for m in found.layout)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_two_thousand_positions_up_to_thirty_table_cards(seed: int) -> None:
+    """500 positions a seed, 2,000 in all: tables of 0-30 cards, hands of 1-14, every option
+    mix with 0-4 jokers (the integer program is quick there, so `make test` can afford many;
+    the run below covers the large tables and 6-8 jokers). Its first run found the solver
+    valuing a joker in a run crossing K-A at the wrong rank (``test_solver``)."""
+    run_positions(5000 + seed, 500, [0, 6, 10, 16, 20, 30], fast=True)
+
+
 # The full run (10 seeds x 200 positions, about an hour on this machine, most of it in the
 # large positions of both the solver and the integer program) is opt-in; `make test` runs a
 # sample of 100 positions (about a minute and a half here, oracle included).

@@ -273,3 +273,24 @@ def test_points_regression_wrap_bound_sees_runs_crossing_k_a() -> None:
     play = solve(rules, table, hand, True, "points")
     check_play(rules, table, hand, True, play)
     assert dp_points(rules, play, table) == 136
+
+
+def test_points_regression_a_joker_alone_before_the_ace_stands_for_a_king() -> None:
+    """Under ace wrap the DP let a run enter the ace already running only with a natural on
+    the king's side: K(JK) A 2 3 4 was laid as A 2 3 4 JK, the same cards, but the joker then
+    counts as a four, not a king. Points goal: 16 found (the joker in the queens' set), the
+    integer program 17 (the table joker's 4 and a king)."""
+    rules = rule_set("robbers-classic", {"jokers": 2})
+    table = [
+        [27, 28, 52, 30, 31, 32],
+        [27, 28, 29, 30, 31],
+        [50, 11, 37],
+        [3, 4, 5, 6],
+        [13, 14, 15, 16],
+        [45, 46, 47, 48],
+        [19, 20, 21, 22],
+    ]
+    play = solve(rules, table, [JOKER], True, "points")
+    check_play(rules, table, [JOKER], True, play)
+    assert dp_points(rules, play, table) == 17
+    assert sorted([52, 13, 14, 15, 16]) in [sorted(m) for m in play.layout]
