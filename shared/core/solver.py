@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -580,6 +581,13 @@ def _no_play(table: Sequence[Meld], rules: RuleSet) -> Play:
     return Play(False, layout, (), (), None, sum(m.count(JOKER) for m in table), len(table))
 
 
+# The searches share per-process tables (lane machinery and pair codes, bounds, set tables) that
+# are built as they go and are not safe to build from two threads at once (the gateway answers
+# hints from worker threads): one search at a time. Pure Python under the GIL gains nothing from
+# a second thread anyway.
+_ONE_AT_A_TIME = threading.Lock()
+
+
 def solve(
     rules: RuleSet,
     table: Sequence[Meld],
@@ -592,6 +600,18 @@ def solve(
     is when no legal play exists. Every returned play is checked with ``judge_play``."""
     if goal not in ("cards", "points", "opening"):
         raise ValueError(f"goal {goal!r}; allowed: cards, points, opening")
+    with _ONE_AT_A_TIME:
+        return _best_play(rules, table, hand, opened, goal, min_disruption)
+
+
+def _best_play(
+    rules: RuleSet,
+    table: Sequence[Meld],
+    hand: Sequence[int],
+    opened: bool,
+    goal: str,
+    min_disruption: bool,
+) -> Play:
     search = _Search(rules, table, hand, opened, goal)
     result = search.best()
     if result is None or not result.melds:
@@ -622,6 +642,11 @@ def solve(
 def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     """Can every natural card of ``cards`` be laid out in valid melds (with at most the jokers
     given)? The layout uses the fewest jokers; the others are free."""
+    with _ONE_AT_A_TIME:
+        return _arrangement(rules, cards)
+
+
+def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     jokers = list(cards).count(JOKER)
     naturals = [c for c in cards if c != JOKER]
     if not naturals:

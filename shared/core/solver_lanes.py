@@ -66,7 +66,7 @@ class LaneBound:
         )
         found = _TABLES.get(key)
         if found is None:
-            if len(_TABLES) > 512:
+            if len(_TABLES) > 128:  # a position asks for a few dozen at most
                 _TABLES.clear()
             found = _TABLES[key] = [{} for _ in range(15)]
         return found

@@ -294,3 +294,34 @@ def test_points_regression_a_joker_alone_before_the_ace_stands_for_a_king() -> N
     check_play(rules, table, [JOKER], True, play)
     assert dp_points(rules, play, table) == 17
     assert sorted([52, 13, 14, 15, 16]) in [sorted(m) for m in play.layout]
+
+
+def test_searches_from_many_threads_agree_with_one_at_a_time() -> None:
+    """The gateway answers hints from worker threads, and the searches build per-process tables
+    as they go (lane pair codes among them), so ``solve`` runs one search at a time: threads
+    started together on rule sets whose tables are not built yet get the plays one thread gets."""
+    import random
+    from concurrent.futures import ThreadPoolExecutor
+
+    from shared.core import solver_dp
+    from tests.solver.positions import position
+
+    rng = random.Random(12)
+    cases = []
+    for run_max in (4, 5, 6, 7):
+        rules = rule_set("robbers", {"ace": "wrap", "run_max": run_max, "jokers": 2})
+        for _ in range(3):
+            table, hand = position(rules, 16, 10, rng)
+            cases.append((rules, table, hand))
+
+    def play(case: tuple[object, ...]) -> tuple[int, int, int | None]:
+        rules, table, hand = case
+        found = solve(rules, table, hand, True, "points")  # type: ignore[arg-type]
+        check_play(rules, table, hand, True, found)  # type: ignore[arg-type]
+        return len(found.played), found.jokers, dp_points(rules, found, table)  # type: ignore[arg-type]
+
+    solver_dp._LANES.clear()
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(play, cases))
+    alone = [play(case) for case in cases]
+    assert together == alone
