@@ -45,7 +45,7 @@ def quantiles(times: list[float]) -> str:
     )
 
 
-def timings(count: int, with_ilp: bool) -> None:
+def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
     ilp = None
     if with_ilp:
         try:
@@ -54,7 +54,7 @@ def timings(count: int, with_ilp: bool) -> None:
             ilp = solve_ilp
         except ImportError:
             print("(highspy is not installed: no integer-program comparison)")
-    rng = random.Random(2026)
+    rng = random.Random(seed)
     print(f"solver timings, {count} positions per row (ms)")
     for jokers in (2, 4):
         rules = rule_set("rummikub", {"jokers": jokers})
@@ -135,11 +135,12 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--no-ilp", action="store_true")
+    parser.add_argument("--seed", type=int, default=2026, help="another sample of positions")
     parser.add_argument("--default-gc", action="store_true", help="Python's collector settings")
     args = parser.parse_args()
     if not args.default_gc:
         quiet_gc()
-    timings(args.positions, not args.no_ilp)
+    timings(args.positions, not args.no_ilp, args.seed)
     if args.games:
         arena(args.games)
 
