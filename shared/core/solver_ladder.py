@@ -3,10 +3,13 @@
 ``solver_dp._solve`` with a floor keeps only the states whose score plus the upper bound of what
 is left reaches the floor; a floor nothing reaches costs a whole run, and the next (lower) floor
 used to start from rank A again. Here every state that a floor drops is kept aside, with its
-*potential* (score plus bound), in a list per stage. Lowering the floor brings back exactly the
+*potential* (score plus bound), in a heap per stage. Lowering the floor brings back exactly the
 states whose potential reaches the new floor and expands only them (and whatever they improve);
 the states already expanded stay as they are. The first floor reached gives the optimum, and the
-work done is about that of one run at the optimum's own floor.
+work done is about that of one run at the optimum's own floor. A candidate is first held to the
+plain bound (``upper_bounds``), and only if it passes that to the sharper lane bound
+(``solver_lanes``); one put aside on the plain bound meets the lane bound when a lower floor
+brings it back (most never come back).
 
 Correctness: every arrangement scoring at least the floor passes through states whose potential
 reaches the floor (the bound is admissible), so each of its states is either expanded or

@@ -3,10 +3,11 @@
 The breadth-first DP keeps every state that may still reach its floor, rank after rank; when
 the floor is the upper bound itself (every placeable card placed, the usual case on a full
 table), one arrangement that reaches it is already optimal, and a depth-first walk that tries
-the most promising move first usually finds one after a few hundred states. A state that failed
-is remembered with its score (a lower score from the same state fails too), so a floor that
-cannot be reached costs about what the DP costs. The witness is rebuilt into melds by the DP's
-own ``_rebuild``.
+the most promising move first (the child with the highest bound, the lane bound included)
+usually finds one after a few hundred states. A state that failed is remembered with its score:
+a lower score from the same state fails too, and so does a state that a failed one dominates
+(the DP's dominance, through the same index), so a floor that cannot be reached costs about what
+the DP costs. The witness is rebuilt into melds by the DP's own ``_rebuild``.
 """
 
 from __future__ import annotations
