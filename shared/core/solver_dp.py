@@ -518,6 +518,7 @@ def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int
         tuple(p.joker_adjust),
         jmax,
         p.jokers_min,
+        p.threshold,  # the initial states (runs crossing K-A) depend on it
     )
     found = _BOUNDS.get(memo)
     if found is not None:
