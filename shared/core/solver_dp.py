@@ -82,6 +82,8 @@ class Lanes:
             self.end_ok.append(self._end_ok(self.states[done]))
             done += 1
         self.above = self._simulation()
+        # per lane state: itself and the states that dominate it (for quick dominance tests)
+        self.up = [frozenset([state, *self.above[state]]) for state in range(len(self.above))]
 
     def _simulation(self) -> list[list[int]]:
         """For each lane state, the states that strictly dominate it: t dominates s when t can
@@ -241,11 +243,11 @@ class Pairs:
         lane, in either order). Looks codes up without making any: making every dominating
         pair, and then theirs, made tens of thousands of codes under exact run lengths."""
         a, b = self.pairs[pair]
-        above = self.lanes.above
+        up = self.lanes.up
         codes = self.codes
         mask = 0
-        for c in (a, *above[a]):
-            for d in (b, *above[b]):
+        for c in up[a]:
+            for d in up[b]:
                 found = codes.get((c, d) if c <= d else (d, c))
                 if found is not None:
                     mask |= 1 << found
@@ -852,6 +854,35 @@ def index_state(parts: tuple[int, int, int, int], index: SuitIndex, bit: int) ->
         present[suit] |= 1 << part
         table = seen[suit]
         table[part] = table.get(part, 0) | bit
+
+
+ScoredIndex = tuple[SuitIndex, list[int]]
+"""A ``SuitIndex`` of states and their scores (bit i: the state of ``scores[i]``)."""
+
+
+def new_scored() -> ScoredIndex:
+    """An empty ``ScoredIndex``."""
+    return new_index(), []
+
+
+def beaten(
+    parts: tuple[int, int, int, int], upmask: UpMasks, index: ScoredIndex, score: int
+) -> bool:
+    """Some indexed state dominates ``parts`` in every suit with at least ``score``."""
+    hits = dominators(parts, upmask, index[0])
+    scores = index[1]
+    while hits:
+        low = hits & -hits
+        if scores[low.bit_length() - 1] >= score:
+            return True
+        hits ^= low
+    return False
+
+
+def record(parts: tuple[int, int, int, int], index: ScoredIndex, score: int) -> None:
+    """Add a state with its score to a ``ScoredIndex``."""
+    index_state(parts, index[0], 1 << len(index[1]))
+    index[1].append(score)
 
 
 def _prune_dominated(

@@ -27,16 +27,16 @@ from heapq import heappop, heappush
 from shared.core.solver_dp import (
     Problem,
     Result,
-    SuitIndex,
+    ScoredIndex,
     _layout,
     _rebuild,
+    beaten,
     best_end,
-    dominators,
-    index_state,
     initial_states,
     lane_bound,
     machinery,
-    new_index,
+    new_scored,
+    record,
     set_joker_counts,
     turn_back,
     turned_problem,
@@ -44,7 +44,6 @@ from shared.core.solver_dp import (
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
-Index = tuple[SuitIndex, list[int]]  # the kept states' lane pairs per suit, and their scores
 
 
 class Ladder:
@@ -77,7 +76,7 @@ class Ladder:
         self.options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
         # per stage and group (jokers, points, set counts), an index of the expanded states: for
         # each suit, lane pair -> bit mask of the states with that pair there; and their scores
-        self.winners: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]
+        self.winners: list[dict[int, ScoredIndex]] = [{} for _ in range(STAGES + 1)]
         self.floor: int | None = None
 
     def highest_waiting(self) -> int | None:
@@ -145,23 +144,14 @@ class Ladder:
             group = key - (key & low_mask)
             found = index_of.get(group)
             if found is None:
-                found = index_of[group] = (new_index(), [])
-            index, scores = found
+                found = index_of[group] = new_scored()
             parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
-            if rank:
-                hits = dominators(parts, upmask, index)
-                while hits:
-                    low = hits & -hits
-                    if scores[low.bit_length() - 1] >= score:
-                        break
-                    hits ^= low
-                if hits:
-                    continue
+            if rank and beaten(parts, upmask, found, score):
+                continue
             front[key] = score
             backs[key] = back
             fresh.append(key)
-            index_state(parts, index, 1 << len(scores))
-            scores.append(score)
+            record(parts, found, score)
         return fresh
 
     def reach(self, floor: int) -> Result | None:

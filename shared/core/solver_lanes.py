@@ -220,17 +220,5 @@ def _at_least(pairs: Pairs, better: int, pair: int) -> bool:
         return True
     a, b = pairs.pairs[better]
     c, d = pairs.pairs[pair]
-    up = _lanes_up(pairs)
+    up = pairs.lanes.up
     return (a in up[c] and b in up[d]) or (a in up[d] and b in up[c])
-
-
-_UP: dict[int, list[frozenset[int]]] = {}
-
-
-def _lanes_up(pairs: Pairs) -> list[frozenset[int]]:
-    """Per lane state: itself and the lane states that dominate it."""
-    found = _UP.get(id(pairs))
-    if found is None:
-        above = pairs.lanes.above
-        found = _UP[id(pairs)] = [frozenset([s, *above[s]]) for s in range(len(above))]
-    return found

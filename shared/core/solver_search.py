@@ -18,21 +18,20 @@ from operator import itemgetter
 from shared.core.solver_dp import (
     Problem,
     Result,
-    SuitIndex,
+    ScoredIndex,
     _layout,
     _rebuild,
-    dominators,
-    index_state,
+    beaten,
     initial_states,
     lane_bound,
     machinery,
-    new_index,
+    new_scored,
+    record,
     set_joker_counts,
     upper_bounds,
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
-Index = tuple[SuitIndex, list[int]]  # states by lane pair per suit, and their scores
 
 
 class GaveUp(Exception):
@@ -61,7 +60,8 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     end_ok = pairs.end_ok
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
     failed: dict[int, int] = {}
-    beaten: list[dict[int, Index]] = [{} for _ in range(STAGES + 1)]  # failed, per stage and group
+    # the failed states, per stage and group
+    failures: list[dict[int, ScoredIndex]] = [{} for _ in range(STAGES + 1)]
     upmask = pairs.tables()[1]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
@@ -111,15 +111,9 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         # points and set counts, as high a score): this one fails too
         group = key >> js
         parts = (key & mask, (key >> width) & mask, (key >> w2) & mask, key >> w3 & mask)
-        dead = beaten[stage].get(group)
-        if dead is not None:
-            hits = dominators(parts, upmask, dead[0])
-            scores = dead[1]
-            while hits:
-                low = hits & -hits
-                if scores[low.bit_length() - 1] >= score:
-                    return False
-                hits ^= low
+        dead = failures[stage].get(group)
+        if dead is not None and beaten(parts, upmask, dead, score):
+            return False
         rank, suit = divmod(stage, 5)
         rank += 1
         row = bounds[rank][suit]
@@ -171,9 +165,8 @@ def find_witness(p: Problem, floor: int) -> Result | None:
                 return True
         failed[memo] = score if known is None else max(known, score)
         if dead is None:
-            dead = beaten[stage][group] = (new_index(), [])
-        index_state(parts, dead[0], 1 << len(dead[1]))
-        dead[1].append(score)
+            dead = failures[stage][group] = new_scored()
+        record(parts, dead, score)
         if len(failed) > patience:
             raise GaveUp
         return False

@@ -33,39 +33,44 @@ from tests.solver.test_exact import random_rules
 NEG = -(1 << 60)
 
 
+def moves(p: Problem, stage: int, key: int) -> list[tuple[int, int]]:
+    """The DP's moves from a state before ``stage`` (0-64: four suits, then the sets, per rank)
+    as (next key, score gained), within the problem's jokers."""
+    pairs = machinery(p.cfg)[1]
+    lay = _layout(p.cfg)
+    js, c1s = lay.js, lay.c1s
+    rank, suit = divmod(stage, 5)
+    rank += 1
+    found: list[tuple[int, int]] = []
+    if suit < 4:
+        shift = lay.width * suit
+        pair = (key >> shift) & lay.mask
+        for new, jok, m, used, _ in pairs.suit_options(
+            pair, p.table[rank][suit], p.hand[rank][suit]
+        ):
+            gain = p.nat_weight[rank] * used + p.joker_weight[rank] * jok
+            found.append((key + lay.option_key(shift, pair, new, jok, m), gain))
+    else:
+        base = key & ((1 << c1s) - 1)
+        used = (key >> js) & 15
+        for j in set_joker_counts((key >> c1s) & 7, (key >> lay.c2s) & 7, p.cfg.set_max):
+            if used + j <= p.jokers_max:  # (counts run to 16: a 4-bit field would overflow)
+                found.append((base + (j << js), p.joker_weight[rank] * j))
+    return [(new_key, gain) for new_key, gain in found if (new_key >> js) & 15 <= p.jokers_max]
+
+
 def every_state(p: Problem) -> list[dict[int, int]]:
     """Per stage (0: before anything; then four suits and the sets per rank), every reachable
     state key with its best score so far."""
     lanes, pairs = machinery(p.cfg)
-    lay = _layout(p.cfg)
-    width, js, c1s = lay.width, lay.js, lay.c1s
-    stages = [initial_states(p, lanes, pairs, width)]
-    for rank in range(1, 14):
-        for suit in range(5):
-            nxt: dict[int, int] = {}
-            for key, score in stages[-1].items():
-                moves: list[tuple[int, int]] = []
-                if suit < 4:
-                    shift = width * suit
-                    pair = (key >> shift) & lay.mask
-                    for new, jok, m, used, _ in pairs.suit_options(
-                        pair, p.table[rank][suit], p.hand[rank][suit]
-                    ):
-                        gain = p.nat_weight[rank] * used + p.joker_weight[rank] * jok
-                        moves.append((key + lay.option_key(shift, pair, new, jok, m), gain))
-                else:
-                    base = key & ((1 << c1s) - 1)
-                    for j in set_joker_counts(
-                        (key >> c1s) & 7, (key >> lay.c2s) & 7, p.cfg.set_max
-                    ):
-                        if j <= p.jokers_max - ((key >> js) & 15):
-                            moves.append((base + (j << js), p.joker_weight[rank] * j))
-                for new_key, gain in moves:
-                    if (new_key >> js) & 15 > p.jokers_max:
-                        continue
-                    if nxt.get(new_key, NEG) < score + gain:
-                        nxt[new_key] = score + gain
-            stages.append(nxt)
+    stages = [initial_states(p, lanes, pairs, _layout(p.cfg).width)]
+    for stage in range(65):
+        nxt: dict[int, int] = {}
+        for key, score in stages[-1].items():
+            for new_key, gain in moves(p, stage, key):
+                if nxt.get(new_key, NEG) < score + gain:
+                    nxt[new_key] = score + gain
+        stages.append(nxt)
     return stages
 
 
@@ -74,35 +79,20 @@ def best_completions(p: Problem, stages: list[dict[int, int]]) -> list[dict[int,
     no arrangement completes it."""
     pairs = machinery(p.cfg)[1]
     lay = _layout(p.cfg)
-    width, js, c1s, mask = lay.width, lay.js, lay.c1s, lay.mask
     later: dict[int, int] = {}
     for key in stages[-1]:
-        jokers = (key >> js) & 15
-        ends = all(pairs.end_ok((key >> (width * s)) & mask) for s in range(4))
+        jokers = (key >> lay.js) & 15
+        ends = all(pairs.end_ok((key >> (lay.width * s)) & lay.mask) for s in range(4))
         later[key] = p.joker_adjust[jokers] if ends and jokers >= p.jokers_min else NEG
     out = [later]
-    for stage in range(len(stages) - 2, -1, -1):
-        rank, suit = divmod(stage, 5)
-        rank += 1
+    for stage in range(64, -1, -1):
         here: dict[int, int] = {}
         for key in stages[stage]:
             best = NEG
-            if suit < 4:
-                shift = width * suit
-                pair = (key >> shift) & mask
-                for new, jok, m, used, _ in pairs.suit_options(
-                    pair, p.table[rank][suit], p.hand[rank][suit]
-                ):
-                    rest = later.get(key + lay.option_key(shift, pair, new, jok, m), NEG)
-                    if rest > NEG:
-                        gain = p.nat_weight[rank] * used + p.joker_weight[rank] * jok
-                        best = max(best, gain + rest)
-            else:
-                base = key & ((1 << c1s) - 1)
-                for j in set_joker_counts((key >> c1s) & 7, (key >> lay.c2s) & 7, p.cfg.set_max):
-                    rest = later.get(base + (j << js), NEG)
-                    if rest > NEG:
-                        best = max(best, p.joker_weight[rank] * j + rest)
+            for new_key, gain in moves(p, stage, key):
+                rest = later.get(new_key, NEG)
+                if rest > NEG:
+                    best = max(best, gain + rest)
             here[key] = best
         later = here
         out.append(here)

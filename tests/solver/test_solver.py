@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shared.core.cards import JOKER, cards_str
-from shared.core.rulesets import rule_set
+from shared.core.rulesets import RuleSet, rule_set
 from shared.core.solver import arrange, solve
 from tests.solver.helpers import cards, check_play, dp_points, melds
 
@@ -307,18 +307,18 @@ def test_searches_from_many_threads_agree_with_one_at_a_time() -> None:
     from tests.solver.positions import position
 
     rng = random.Random(12)
-    cases = []
+    cases: list[tuple[RuleSet, list[list[int]], list[int]]] = []
     for run_max in (4, 5, 6, 7):
         rules = rule_set("robbers", {"ace": "wrap", "run_max": run_max, "jokers": 2})
         for _ in range(3):
             table, hand = position(rules, 16, 10, rng)
             cases.append((rules, table, hand))
 
-    def play(case: tuple[object, ...]) -> tuple[int, int, int | None]:
+    def play(case: tuple[RuleSet, list[list[int]], list[int]]) -> tuple[int, int, int]:
         rules, table, hand = case
-        found = solve(rules, table, hand, True, "points")  # type: ignore[arg-type]
-        check_play(rules, table, hand, True, found)  # type: ignore[arg-type]
-        return len(found.played), found.jokers, dp_points(rules, found, table)  # type: ignore[arg-type]
+        found = solve(rules, table, hand, True, "points")
+        check_play(rules, table, hand, True, found)
+        return len(found.played), found.jokers, dp_points(rules, found, table)
 
     solver_dp._LANES.clear()
     with ThreadPoolExecutor(6) as pool:
