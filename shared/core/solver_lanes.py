@@ -45,9 +45,25 @@ class LaneBound:
         lay = _layout(p.cfg)
         self.width, self.mask, self.c1s = lay.width, lay.mask, lay.c1s
         self.joker_rows = joker_rows
-        # per rank: jokers a set there needs at least besides the suits present
-        self.set_gap = [3] + [
-            3 - sum(1 for s in range(4) if p.table[r][s] + p.hand[r][s]) for r in range(1, 14)
+        # per rank and suit, by the naturals m (1 or 2) the suit gives to the sets of the rank:
+        # the jokers those sets need at least. Each of the m sets holds two cards besides the
+        # suit's own, and another suit gives at most one card to each of them.
+        self.set_gap = [
+            [(0, 3, 6)] * 4,
+            *(
+                [
+                    tuple(
+                        max(
+                            0,
+                            2 * m
+                            - sum(min(m, p.table[r][t] + p.hand[r][t]) for t in range(4) if t != s),
+                        )
+                        for m in range(3)
+                    )
+                    for s in range(4)
+                ]
+                for r in range(1, 14)
+            ),
         ]
         # per suit and rank (1..14): lane pair -> best by jokers left; shared by the problems
         # whose suit reads the same (a position's searches differ in a few cards at most)
@@ -62,7 +78,7 @@ class LaneBound:
             tuple(p.table[r][suit] for r in range(1, 14)),
             tuple(p.hand[r][suit] for r in range(1, 14)),
             tuple(p.nat_weight[1:14]),
-            tuple(self.set_gap),
+            tuple(row[suit] for row in self.set_gap),
         )
         found = _TABLES.get(key)
         if found is None:
@@ -83,17 +99,17 @@ class LaneBound:
         else:
             p = self.p
             weight = p.nat_weight[rank]
-            gap = max(0, self.set_gap[rank])
+            gap = self.set_gap[rank][suit]
             found = [UNREACHABLE] * (jmax + 1)
             moves = _moves(self.pairs, pair, p.table[rank][suit], p.hand[rank][suit])
             for new, jok, to_sets, used in moves:
-                lowest = jok + gap if to_sets else jok
-                if lowest > jmax:
+                spent = jok + gap[to_sets]  # the sets' jokers are not the lanes' (distinct)
+                if spent > jmax:
                     continue
                 after = self.suit(suit, rank + 1, new)
                 gain = weight * used
-                for left in range(lowest, jmax + 1):
-                    value = after[left - jok] + gain
+                for left in range(spent, jmax + 1):
+                    value = after[left - spent] + gain
                     if value > found[left]:
                         found[left] = value
             found = [v if v > UNREACHABLE // 2 else UNREACHABLE for v in found]
@@ -180,20 +196,20 @@ def set_need(room: tuple[int, ...], jmax: int, set_max: int) -> list[int]:
     return need
 
 
-_MOVES: dict[tuple[int, int, int, int], list[tuple[int, int, bool, int]]] = {}
+_MOVES: dict[tuple[int, int, int, int], list[tuple[int, int, int, int]]] = {}
 
 
-def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, int, bool, int]]:
-    """One suit's moves at one rank for the bound: (new pair, jokers on its lanes, whether
-    naturals go to sets, hand naturals placed), without the moves another one beats: a lane
-    pair at least as good (``_at_least``: the bound only grows with it), no more
-    jokers, no set where it has none, and as many hand naturals or more."""
+def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, int, int, int]]:
+    """One suit's moves at one rank for the bound: (new pair, jokers on its lanes, naturals to
+    sets, hand naturals placed), without the moves another one beats: a lane pair at least as
+    good (``_at_least``: the bound only grows with it), no more jokers, no more naturals to
+    sets, and as many hand naturals or more."""
     key = (id(pairs), pair, table, hand)
     found = _MOVES.get(key)
     if found is None:
-        best: dict[tuple[int, int, bool], int] = {}
+        best: dict[tuple[int, int, int], int] = {}
         for new, jok, to_sets, used, _ in pairs.suit_options(pair, table, hand):
-            alike = (new, jok, to_sets > 0)
+            alike = (new, jok, to_sets)
             if best.get(alike, -1) < used:
                 best[alike] = used
         moves = [(*alike, used) for alike, used in best.items()]
@@ -203,7 +219,7 @@ def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, in
             if not any(
                 other is not move
                 and other[1] <= jok
-                and (sets or not other[2])
+                and other[2] <= sets
                 and other[3] >= used
                 and _at_least(pairs, other[0], new)
                 for other in moves
