@@ -7,11 +7,25 @@ opened or a card they skipped finds no place. This bound sees that earlier.
 
 It relaxes the problem suit by suit: each suit keeps its two lanes exactly (the same lane
 moves as the DP, mandatory cards placed, runs closed legally at the end), while sets are free
-for any of its naturals at a rank where enough suits are present (with the jokers left making
-up the rest), and each suit may use all the jokers left on its own lanes. Every real
-arrangement, read suit by suit, is one of these relaxed ones, so the sum over the suits of the
-most their hand naturals can still score, plus the jokers' own part of ``upper_bounds``, is an
-upper bound. A state whose suit cannot be completed at all (a run that cannot be closed, a
+for any of its naturals at a rank where enough suits are present, and each suit may use all
+the jokers left on its own lanes and in its own sets. A suit giving m naturals to the sets of a
+rank is in m sets, each holding two more cards, and another suit gives each of them at most
+one: the jokers those sets need at least (``set_gap``) are spent from the suit's jokers (a
+joker stands on one lane or in one set, never both). Every real arrangement, read suit by suit,
+is one of these relaxed ones, so the sum over the suits of the most their hand naturals can
+still score, plus the jokers' own part of ``upper_bounds``, is an upper bound.
+
+Where it is loose (measured on the slowest 40-card positions, 2026-11-30): every suit may count
+the same jokers, and a set may count on a card of another suit that is in a run of its own.
+The linear relaxation of the meld integer program (``tests/solver/oracle.py`` with its
+integrality dropped) rounds down to the optimum on all 27 of them, where this bound at the root
+is one to four cards above it. A Lagrangian bound (jokers shared out among the suits, each set
+joker brought by one suit, a multiplier per rank and suit on "a suit's set naturals need two
+partners each") came within about a card of the optimum after 60 subgradient rounds steered
+by the optimum itself; with 30 rounds and a step target it could know, most positions stayed
+above the next whole card. A round costs 1.5-2.5 ms in Python: too slow to pay for itself.
+
+A state whose suit cannot be completed at all (a run that cannot be closed, a
 table card with no place) gets ``UNREACHABLE``.
 
 The tables are filled lazily, per suit, rank and lane pair, as the searches ask.
