@@ -168,6 +168,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             dead = failures[stage][group] = new_scored()
         record(parts, dead, score)
         if len(failed) > patience:
+            p.effort = len(failed)
             raise GaveUp
         return False
 
@@ -182,6 +183,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             return None
     finally:
         sys.setrecursionlimit(limit)
+        p.effort = len(failed)
     path.reverse()
     history = [[{nk: back} for nk, back in path[r * 5 : r * 5 + 5]] for r in range(13)]
     end = path[-1][0]
