@@ -33,6 +33,7 @@ bench: install
 	$(BIN)/python tests/bench/engine.py
 	$(BIN)/python tests/bench/load.py --closed 50 --open 300 --serve 50 --duration 8
 	$(BIN)/python tests/bench/solver.py --positions 20 --games 0
+	$(BIN)/python tests/bench/direction.py --positions 20
 	$(BIN)/python tests/bench/arena.py --games 40
 
 clean:

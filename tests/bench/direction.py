@@ -1,4 +1,5 @@
-"""The solver with and without the K-to-A probe (``solver.MIRROR_PROBE``), side by side.
+"""The solver with and without one of its switches (``--switch``, a boolean of ``solver.py``;
+by default ``MIRROR_PROBE``, the search with the ranks read K to A), side by side.
 
 Run with `python tests/bench/direction.py [--positions N] [--seed S] [--sizes 20,40,60]`. Per
 position and goal the two settings run in turn, three times each, and each keeps its fastest
@@ -51,8 +52,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default="20,40,60")
     parser.add_argument("--goals", default="cards,points,arrange")
+    parser.add_argument("--switch", default="MIRROR_PROBE", help="a boolean of solver.py")
     args = parser.parse_args()
     quiet_gc()
+    default = getattr(solver, args.switch)
     rules = rule_set("rummikub", {"jokers": 2})
     warm = random.Random(2)
     for size in (20, 60):  # the lane machinery and set tables, built once per process
@@ -69,13 +72,13 @@ def main() -> None:
                 runs: dict[bool, list[float]] = {False: [], True: []}
                 for _ in range(3):
                     for probe in (False, True):
-                        solver.MIRROR_PROBE = probe
+                        setattr(solver, args.switch, probe)
                         runs[probe].append(timed(rules, table, hand, goal))
                 for probe in (False, True):
                     best[probe].append(min(runs[probe]))
-            print(f"table ~{size:2} {goal:8} A to K only  {summary(best[False])}")
-            print(f"table ~{size:2} {goal:8} with K to A  {summary(best[True])}")
-    solver.MIRROR_PROBE = True
+            print(f"table ~{size:2} {goal:8} {args.switch} off  {summary(best[False])}")
+            print(f"table ~{size:2} {goal:8} {args.switch} on   {summary(best[True])}")
+    setattr(solver, args.switch, default)
 
 
 if __name__ == "__main__":
