@@ -253,9 +253,11 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
         return found
     if not p.cfg.wrap and MIRROR_PROBE:
         # The ranks read K to A may be the cheaper way: the witness search's effort predicts
-        # the rest. The mirrored search gets at most the effort this one spent.
+        # the rest. The mirrored search must finish in half the effort this one spent (alike
+        # efforts predict nothing: measured, 40 refuted states against 48 chose a way twice
+        # as dear).
         mirrored = mirrored_problem(p)
-        mirrored.patience = max(1, p.effort)
+        mirrored.patience = max(1, p.effort // 2)
         other, other_refuted = _witness(mirrored, floor)
         if other is not None or other_refuted:  # done with less effort: go on that way
             if other is not None and other.score >= top:
@@ -695,7 +697,7 @@ def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     mirrored = False
     if found is None and not problem.cfg.wrap and MIRROR_PROBE:  # as in ``_stepped``
         other = mirrored_problem(problem)
-        other.patience = max(1, problem.effort)
+        other.patience = max(1, problem.effort // 2)
         found, other_refuted = _witness(other, top)
         if found is not None or other_refuted:
             problem, refuted, mirrored = other, other_refuted, True
