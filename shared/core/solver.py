@@ -44,12 +44,14 @@ from shared.core.solver_dp import (
     Config,
     Problem,
     Result,
+    forget_bounds,
     mirror_back,
     mirrored_problem,
     solve_dp,
     upper_bounds,
 )
 from shared.core.solver_ladder import Ladder
+from shared.core.solver_lanes import forget_tables
 from shared.core.solver_search import GaveUp
 
 Goal = Literal["cards", "points", "opening"]
@@ -615,6 +617,15 @@ def _no_play(table: Sequence[Meld], rules: RuleSet) -> Play:
 _ONE_AT_A_TIME = threading.Lock()
 
 
+def _forget() -> None:
+    """Drop what one position's searches share (bound and suit tables) once it is solved: kept
+    across positions they held hundreds of thousands of objects that every full collection of
+    a long-running process walks (measured after 320 positions: 660,000 tracked objects, a
+    collection of 276 ms landing inside some search; 60-240 ms on the way)."""
+    forget_bounds()
+    forget_tables()
+
+
 def solve(
     rules: RuleSet,
     table: Sequence[Meld],
@@ -628,7 +639,10 @@ def solve(
     if goal not in ("cards", "points", "opening"):
         raise ValueError(f"goal {goal!r}; allowed: cards, points, opening")
     with _ONE_AT_A_TIME:
-        return _best_play(rules, table, hand, opened, goal, min_disruption)
+        try:
+            return _best_play(rules, table, hand, opened, goal, min_disruption)
+        finally:
+            _forget()
 
 
 def _best_play(
@@ -670,7 +684,10 @@ def arrange(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     """Can every natural card of ``cards`` be laid out in valid melds (with at most the jokers
     given)? The layout uses the fewest jokers; the others are free."""
     with _ONE_AT_A_TIME:
-        return _arrangement(rules, cards)
+        try:
+            return _arrangement(rules, cards)
+        finally:
+            _forget()
 
 
 def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:

@@ -442,6 +442,14 @@ def _layout(cfg: Config) -> Layout:
 _BOUNDS: dict[
     tuple[object, ...], tuple[list[list[list[int]]], list[list[list[int]]], LaneBound]
 ] = {}
+
+
+def forget_bounds() -> None:
+    """Drop the bound tables of the positions solved so far (``_bound_tables``; see
+    ``solver.solve``)."""
+    _BOUNDS.clear()
+
+
 UNREACHABLE = -(1 << 40)  # the bound of a state that cannot place every mandatory card
 
 

@@ -176,6 +176,13 @@ class LaneBound:
 
 
 _TABLES: dict[tuple[object, ...], list[dict[int, list[int]]]] = {}
+
+
+def forget_tables() -> None:
+    """Drop the suit tables of the positions solved so far (see ``solver.solve``)."""
+    _TABLES.clear()
+
+
 _NO_SETS = [0] * 64
 
 
