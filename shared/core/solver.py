@@ -76,6 +76,11 @@ FULL_TABLE = 50
 # witness search needed less effort was the cheaper one in 17 of 22. ``tests/bench/direction.py``
 # times the solver with and without.
 MIRROR_PROBE = True
+# ... but only after the first witness search refuted this many states or more: below it the
+# position is easy, and the mirrored search's own bound tables cost more than it could save
+# (measured with tests/bench/direction.py: at 20 cards it made arrange 70% and cards 18% dearer
+# in all, with 32 it costs about nothing there and keeps the gains at 40-60 cards).
+PROBE_EFFORT = 32
 
 
 @dataclass(frozen=True)
@@ -253,7 +258,7 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     found, refuted = _witness(p, floor)
     if found is not None and found.score >= top:
         return found
-    if not p.cfg.wrap and MIRROR_PROBE:
+    if not p.cfg.wrap and MIRROR_PROBE and p.effort >= PROBE_EFFORT:
         # The ranks read K to A may be the cheaper way: the witness search's effort predicts
         # the rest. The mirrored search must finish in half the effort this one spent (alike
         # efforts predict nothing: measured, 40 refuted states against 48 chose a way twice
@@ -712,7 +717,7 @@ def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     problem.patience = ARRANGE_PATIENCE
     found, refuted = _witness(problem, top)
     mirrored = False
-    if found is None and not problem.cfg.wrap and MIRROR_PROBE:  # as in ``_stepped``
+    if found is None and not problem.cfg.wrap and MIRROR_PROBE and problem.effort >= PROBE_EFFORT:
         other = mirrored_problem(problem)
         other.patience = max(1, problem.effort // 2)
         found, other_refuted = _witness(other, top)

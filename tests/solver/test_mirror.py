@@ -79,5 +79,5 @@ def test_same_play_with_and_without_the_mirrored_search(
             assert all(readings(m, rules) for m in arranged.layout)
     for goal in ("cards", "points", "arrange"):
         assert found[(True, goal)] == found[(False, goal)], goal
-    if seed in (3, 15):  # measured: these go on K to A for ``cards`` and ``points``
+    if seed in (2, 3, 9, 11):  # measured: some goal goes on K to A (3: cards, 9: arrange)
         assert mirrored, "the search was expected to go on with the ranks read K to A"
