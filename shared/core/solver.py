@@ -70,8 +70,8 @@ ARRANGE_PATIENCE = 500
 # Ladder (measured: on 60-80 card tables that floor is nearly always reached).
 FULL_TABLE = 50
 # Look for a play with the ranks read K to A too (``solver_dp.mirrored_problem``) when the
-# witness search reading them A to K finds none at the bound, and go on the way whose witness
-# search finished with less effort. Measured on the slowest 40-card positions: the two ways
+# witness search reading them A to K finds none at the bound, and go on that way if its witness
+# search finishes in half the effort. Measured on the slowest 40-card positions: the two ways
 # (each alone exact) differ in cost by a factor of two to fifteen either way, and the way whose
 # witness search needed less effort was the cheaper one in 17 of 22. ``tests/bench/direction.py``
 # times the solver with and without.
@@ -242,11 +242,11 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     """The optimum, demanding the upper bound first and then less, one unit at a time (or down
     to the best potential of any state still waiting). A depth-first search first looks for a
     play at the bound's floor (``_witness``; on a full table it usually finds one, and a play
-    scoring the bound is optimal at once). When it finds none there, the same search with the
-    ranks read K to A gets as much effort as it spent (``MIRROR_PROBE``), and whichever way
-    finished first goes on (``_descend``): the ``Ladder`` lowers its floor without starting
-    over, so the first floor reached gives the optimum at about the cost of one DP run at the
-    optimum's own floor. ``known``: a play already found (the ace-low one under wrap); only a
+    scoring the bound is optimal at once). When it finds none there after some effort, the same
+    search with the ranks read K to A gets half that effort (``MIRROR_PROBE``); the way that
+    finished goes on (``_descend``): the ``Ladder`` lowers its floor without starting over, so
+    the first floor reached gives the optimum at about the cost of one DP run at the optimum's
+    own floor. ``known``: a play already found (the ace-low one under wrap); only a
     better one is searched for, and it is the answer when there is none."""
     top = upper_bounds(p)[0][4][0]
     if known is not None and known.score >= top:
@@ -625,8 +625,8 @@ _ONE_AT_A_TIME = threading.Lock()
 def _forget() -> None:
     """Drop what one position's searches share (bound and suit tables) once it is solved: kept
     across positions they held hundreds of thousands of objects that every full collection of
-    a long-running process walks (measured after 320 positions: 660,000 tracked objects, a
-    collection of 276 ms landing inside some search; 60-240 ms on the way)."""
+    a long-running process walks (measured in the bench's warm process: 240,000-660,000
+    tracked objects, 30-280 ms a collection, one of them inside a 2 ms search)."""
     forget_bounds()
     forget_tables()
 
