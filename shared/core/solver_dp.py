@@ -623,41 +623,14 @@ def turned_problem(p: Problem) -> tuple[Problem, list[int] | None]:
     if first == 1:
         return p, None
     order = [0] + [(first - 1 + i) % 13 + 1 for i in range(13)]  # DP rank -> real rank
+    return _reordered(p, order), order
+
+
+def _reordered(p: Problem, order: list[int]) -> Problem:
+    """The problem with its ranks in another order (``order``: DP rank -> real rank)."""
 
     def turn(rows: Sequence[Any]) -> list[Any]:
         return [rows[order[i]] for i in range(14)]
-
-    turned = dataclasses.replace(
-        p,
-        table=turn(p.table),
-        hand=turn(p.hand),
-        nat_weight=turn(p.nat_weight),
-        joker_weight=turn(p.joker_weight),
-        point_value=turn(p.point_value),
-        needy=turn(p.needy) if p.needy is not None else None,
-    )
-    return turned, order
-
-
-def turn_back(found: Result | None, order: list[int] | None) -> Result | None:
-    """The melds of a turned problem's answer in real ranks (``turned_problem``)."""
-    if found is None or order is None:
-        return found
-    back = {make_card(i, s): make_card(order[i], s) for i in range(1, 14) for s in range(4)}
-    back[JOKER] = JOKER
-    found.melds = [[back[c] for c in meld] for meld in found.melds]
-    return found
-
-
-def mirrored_problem(p: Problem) -> Problem:
-    """The problem with its ranks read the other way (K is the DP's rank 1, A its rank 13), for
-    ace low only: every meld reads the same both ways, the optimum is the same. The searches
-    cost differently: one meets the cards that decide a position early, the other late
-    (measured on 40-card tables: a factor of two to fifteen either way on the slowest)."""
-    assert not p.cfg.wrap
-
-    def turn(rows: Sequence[Any]) -> list[Any]:
-        return [rows[0], *(rows[14 - r] for r in range(1, 14))]
 
     return dataclasses.replace(
         p,
@@ -670,12 +643,33 @@ def mirrored_problem(p: Problem) -> Problem:
     )
 
 
+def turn_back(found: Result | None, order: list[int] | None) -> Result | None:
+    """The melds of a turned problem's answer in real ranks (``turned_problem``)."""
+    if found is None or order is None:
+        return found
+    back = {make_card(i, s): make_card(order[i], s) for i in range(1, 14) for s in range(4)}
+    back[JOKER] = JOKER
+    found.melds = [[back[c] for c in meld] for meld in found.melds]
+    return found
+
+
+MIRRORED = [0, *range(13, 0, -1)]  # DP rank -> real rank, K first
+
+
+def mirrored_problem(p: Problem) -> Problem:
+    """The problem with its ranks read the other way (K is the DP's rank 1, A its rank 13), for
+    ace low only: every meld reads the same both ways, the optimum is the same. The searches
+    cost differently: one meets the cards that decide a position early, the other late
+    (measured on 40-card tables: a factor of two to fifteen either way on the slowest)."""
+    assert not p.cfg.wrap
+    return _reordered(p, MIRRORED)
+
+
 def mirror_back(found: Result) -> Result:
     """The melds of a mirrored problem's answer in real ranks (``mirrored_problem``), each in
     rank order again (the DP builds a run in its own order)."""
-    back = {make_card(r, s): make_card(14 - r, s) for r in range(1, 14) for s in range(4)}
-    back[JOKER] = JOKER
-    found.melds = [[back[c] for c in reversed(meld)] for meld in found.melds]
+    turn_back(found, MIRRORED)
+    found.melds = [meld[::-1] for meld in found.melds]
     return found
 
 
