@@ -269,7 +269,6 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
         if other is not None or other_refuted:  # done with less effort: go on that way
             if other is not None and other.score >= top:
                 return mirror_back(other)
-            mirrored.patience = p.patience
             best = _descend(mirrored, unit, floor, lowest, known, other, other_refuted)
             if best is None or best is known:
                 return best

@@ -168,8 +168,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             dead = failures[stage][group] = new_scored()
         record(parts, dead, score)
         if len(failed) > patience:
-            p.effort = len(failed)
-            raise GaveUp
+            raise GaveUp  # ``p.effort`` is set on the way out
         return False
 
     initial = initial_states(p, lanes, pairs, width)

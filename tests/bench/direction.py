@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ import shared.core.solver as solver
 from shared.cli.main import quiet_gc
 from shared.core import solver_dp, solver_lanes
 from shared.core.rulesets import RuleSet, rule_set
+from tests.bench.solver import quantiles, warm_up
 from tests.solver.positions import position
 
 
@@ -38,12 +38,7 @@ def timed(rules: RuleSet, table: list[list[int]], hand: list[int], goal: str) ->
 
 
 def summary(times: list[float]) -> str:
-    times = sorted(times)
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
-    return (
-        f"median {statistics.median(times) * 1000:6.1f}  p95 {p95 * 1000:6.1f}  "
-        f"max {times[-1] * 1000:6.1f}  sum {sum(times):5.2f} s"
-    )
+    return f"{quantiles(times)}  sum {sum(times):5.2f} s"
 
 
 def main() -> None:
@@ -57,11 +52,7 @@ def main() -> None:
     quiet_gc()
     default = getattr(solver, args.switch)
     rules = rule_set("rummikub", {"jokers": 2})
-    warm = random.Random(2)
-    for size in (20, 60):  # the lane machinery and set tables, built once per process
-        table, hand = position(rules, size, 20, warm)
-        for goal in ("cards", "points", "arrange"):
-            timed(rules, table, hand, goal)
+    warm_up(rules, 2)
     rng = random.Random(args.seed)
     print(f"ms per position, {args.positions} positions per row, fastest of 3 runs each")
     for size in map(int, args.sizes.split(",")):

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from shared.cli.main import quiet_gc
-from shared.core.rulesets import rule_set
+from shared.core.rulesets import RuleSet, rule_set
 from shared.core.solver import arrange, solve
 from tests.solver.positions import position
 
@@ -45,6 +45,17 @@ def quantiles(times: list[float]) -> str:
     )
 
 
+def warm_up(rules: RuleSet, jokers: int) -> None:
+    """Solve two positions of each goal untimed: the lane machinery and set tables are built
+    once per process (from a generator of their own, not the timed positions')."""
+    warm = random.Random(jokers)
+    for size in (20, 60):
+        table, hand = position(rules, size, 20, warm)
+        for goal in ("cards", "points", "opening"):
+            solve(rules, table, hand, goal != "opening", goal)  # type: ignore[arg-type]
+        arrange(rules, [c for m in table for c in m] + hand)
+
+
 def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
     ilp = None
     if with_ilp:
@@ -58,12 +69,7 @@ def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
     print(f"solver timings, {count} positions per row (ms)")
     for jokers in (2, 4):
         rules = rule_set("rummikub", {"jokers": jokers})
-        warm = random.Random(jokers)  # not the timed positions' generator
-        for size in (20, 60):
-            table, hand = position(rules, size, 20, warm)
-            for goal in ("cards", "points", "opening"):
-                solve(rules, table, hand, goal != "opening", goal)  # type: ignore[arg-type]
-            arrange(rules, [c for m in table for c in m] + hand)
+        warm_up(rules, jokers)
         for size in (20, 40, 60, 80):
             positions = [position(rules, size, rng.randint(14, 25), rng) for _ in range(count)]
             on_table = statistics.mean(sum(len(m) for m in t) for t, _ in positions)
