@@ -106,19 +106,33 @@ def touch_drag(driver: Any, source: Any, target: Any) -> None:
     actions.perform()
 
 
+def cards_at(driver: Any, selector: str, attribute: str = "data-card") -> list[str]:
+    """The ``attribute`` of every element at ``selector``, read in one script.
+
+    Read element by element, a re-render between finding and reading (a live update, the
+    turn timer) leaves a stale element; one script runs between two of the page's renders.
+    """
+    script = (
+        "return [...document.querySelectorAll(arguments[0])]"
+        ".map(e => e.getAttribute(arguments[1]) || '')"
+    )
+    return list(driver.execute_script(script, selector, attribute))
+
+
 def hand_cards(driver: Any) -> list[str]:
-    return [el.get_attribute("data-card") for el in css(driver, ".hand [data-card]")]
+    return cards_at(driver, ".hand [data-card]")
 
 
 def table_melds(driver: Any) -> list[list[str]]:
-    return [
-        [el.get_attribute("data-card") for el in meld.find_elements("css selector", "[data-card]")]
-        for meld in css(driver, ".felt .meld")
-    ]
+    script = (
+        "return [...document.querySelectorAll('.felt .meld')]"
+        ".map(m => [...m.querySelectorAll('[data-card]')].map(e => e.dataset.card))"
+    )
+    return [list(meld) for meld in driver.execute_script(script)]
 
 
 def on_table(driver: Any) -> list[str]:
-    return [el.get_attribute("data-card") for el in css(driver, ".felt .meld [data-card]")]
+    return cards_at(driver, ".felt .meld [data-card]")
 
 
 def in_hand(driver: Any, card: str) -> Any:
@@ -130,7 +144,7 @@ def meld(driver: Any, number: int) -> Any:
 
 
 def moved(driver: Any) -> list[str]:
-    return [el.get_attribute("data-card") for el in css(driver, ".felt .card.moved")]
+    return cards_at(driver, ".felt .card.moved")
 
 
 def button(driver: Any, focus: str) -> Any:
@@ -449,7 +463,7 @@ def test_two_players_play_a_game_in_two_browsers(
     commands = one(ann, ".commands").text.lower()
     assert "refused" in commands and "invalid_meld" in commands and "neither a set" in commands
     assert "accepted" in commands and "legal. played" in commands
-    after = [el.get_attribute("data-card") for el in css(ann, ".replay-table .card.moved")]
+    after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter(run)
     snap(ann, shots, "09-replay-turn-1")
     button(ann, "next").click()
@@ -457,7 +471,7 @@ def test_two_players_play_a_game_in_two_browsers(
     assert "drew" in one(ann, ".commands").text
     button(ann, "next").click()
     wait(ann, lambda d: "Turn 3:" in one(d, "#turn-title").text, "turn 3")
-    after = [el.get_attribute("data-card") for el in css(ann, ".replay-table .card.moved")]
+    after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter([plan.end, x, y])
     snap(ann, shots, "10-replay-turn-3")
     button(ann, "prev").click()
@@ -527,13 +541,13 @@ def test_a_spectator_sees_no_hand_and_rummikub_is_drawn_as_tiles(
     assert Counter(hand_cards(watcher)) == Counter(view["hand"])
     colours = {
         cls
-        for el in css(watcher, ".hand .card.tile")
-        for cls in (el.get_attribute("class") or "").split()
+        for classes in cards_at(watcher, ".hand .card.tile", "class")
+        for cls in classes.split()
         if cls.startswith("tile-") or cls == "joker"
     }
     assert colours <= {"tile-black", "tile-red", "tile-orange", "tile-blue", "joker"}
     assert len(colours) >= 2
-    label = css(watcher, ".hand .card.tile")[0].get_attribute("aria-label")
+    label = cards_at(watcher, ".hand .card.tile", "aria-label")[0]
     assert label.endswith("tile"), label
     snap(watcher, shots, "12-rummikub-tiles-phone", full_page=False)
     assert browser_errors(watcher) == []
