@@ -232,25 +232,31 @@ def _redemptions(
         without.remove(JOKER)
         options = [(c, tuple(sorted([*without, c]))) for c in joker_stands_for(meld, rules)]
         swaps.append([(c, key) for c, key in options if pool.get(c, 0) and after.get(key, 0)])
+    return _most_swaps(swaps, pool, after, 0)
 
-    def most(index: int) -> int:
-        """The largest number of swaps from ``swaps[index:]`` that fit together (a greedy pick
-        would depend on the order of the table's melds)."""
-        if index == len(swaps):
-            return 0
-        found = most(index + 1)
-        for card, key in swaps[index]:
-            if found == len(swaps) - index:
-                break
-            if pool[card] > 0 and after[key] > 0:
-                pool[card] -= 1
-                after[key] -= 1
-                found = max(found, 1 + most(index + 1))
-                pool[card] += 1
-                after[key] += 1
-        return found
 
-    return most(0)
+def _most_swaps(
+    swaps: list[list[tuple[int, tuple[int, ...]]]],
+    pool: dict[int, int],
+    after: dict[tuple[int, ...], int],
+    index: int,
+) -> int:
+    """The largest number of swaps from ``swaps[index:]`` that fit together (a greedy pick would
+    depend on the order of the table's melds). A function of its own, not a closure: a closure
+    that calls itself is a reference cycle, freed only by the cyclic collector."""
+    if index == len(swaps):
+        return 0
+    found = _most_swaps(swaps, pool, after, index + 1)
+    for card, key in swaps[index]:
+        if found == len(swaps) - index:
+            break
+        if pool[card] > 0 and after[key] > 0:
+            pool[card] -= 1
+            after[key] -= 1
+            found = max(found, 1 + _most_swaps(swaps, pool, after, index + 1))
+            pool[card] += 1
+            after[key] += 1
+    return found
 
 
 def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:
@@ -260,26 +266,31 @@ def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], joke
     for card in naturals:
         pool[card] = pool.get(card, 0) + 1
     options = [readings(meld, rules) for meld in table if JOKER in meld]
+    return _matched(options, pool, 0, jokers)
 
-    def search(index: int, left: int) -> bool:
-        if left == 0:
-            return True
-        if index == len(options):
-            return False
-        if search(index + 1, left):
-            return True
-        for reading in options[index]:
-            stands = reading.joker_cards()
-            for take in range(min(len(stands), left), 0, -1):
-                for combo in combinations(stands, take):
-                    if all(pool.get(c, 0) > 0 for c in combo):
-                        for c in combo:
-                            pool[c] -= 1
-                        ok = search(index + 1, left - take)
-                        for c in combo:
-                            pool[c] += 1
-                        if ok:
-                            return True
+
+def _matched(
+    options: list[tuple[Reading, ...]], pool: dict[int, int], index: int, left: int
+) -> bool:
+    """Can ``left`` jokers of the melds ``options[index:]`` (their readings) each be matched to
+    a distinct card of ``pool`` it stands for? (A function, not a closure calling itself: that
+    would be a reference cycle.)"""
+    if left == 0:
+        return True
+    if index == len(options):
         return False
-
-    return search(0, jokers)
+    if _matched(options, pool, index + 1, left):
+        return True
+    for reading in options[index]:
+        stands = reading.joker_cards()
+        for take in range(min(len(stands), left), 0, -1):
+            for combo in combinations(stands, take):
+                if all(pool.get(c, 0) > 0 for c in combo):
+                    for c in combo:
+                        pool[c] -= 1
+                    ok = _matched(options, pool, index + 1, left - take)
+                    for c in combo:
+                        pool[c] += 1
+                    if ok:
+                        return True
+    return False

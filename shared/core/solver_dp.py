@@ -332,25 +332,34 @@ def set_groups(
 def _assign(items: list[int], groups: int, set_max: int) -> list[list[list[int]]]:
     """Ways to put suit items into ``groups`` non-empty groups of distinct suits (up to order)."""
     results: list[list[list[int]]] = []
-
-    def place(i: int, current: list[list[int]]) -> None:
-        if i == len(items):
-            if len(current) == groups and all(current):
-                results.append([list(g) for g in current])
-            return
-        suit = items[i]
-        for g in current:
-            if suit not in g and len(g) < set_max:
-                g.append(suit)
-                place(i + 1, current)
-                g.pop()
-        if len(current) < groups:
-            current.append([suit])
-            place(i + 1, current)
-            current.pop()
-
-    place(0, [])
+    _place(items, groups, set_max, 0, [], results)
     return results
+
+
+def _place(
+    items: list[int],
+    groups: int,
+    set_max: int,
+    i: int,
+    current: list[list[int]],
+    results: list[list[list[int]]],
+) -> None:
+    """``_assign`` from item ``i`` on, with ``current`` groups so far (a function of its own: a
+    closure calling itself is a reference cycle, freed only by the cyclic collector)."""
+    if i == len(items):
+        if len(current) == groups and all(current):
+            results.append([list(g) for g in current])
+        return
+    suit = items[i]
+    for g in current:
+        if suit not in g and len(g) < set_max:
+            g.append(suit)
+            _place(items, groups, set_max, i + 1, current, results)
+            g.pop()
+    if len(current) < groups:
+        current.append([suit])
+        _place(items, groups, set_max, i + 1, current, results)
+        current.pop()
 
 
 @cache
@@ -446,7 +455,11 @@ _BOUNDS: dict[
 
 def forget_bounds() -> None:
     """Drop the bound tables of the positions solved so far (``_bound_tables``; see
-    ``solver.solve``)."""
+    ``solver.solve``). Each lane bound's functions refer back to it (a reference cycle): it is
+    released first, so that reference counting frees the tables at once instead of leaving
+    tens of thousands of objects to the cyclic collector."""
+    for _, _, lanes in _BOUNDS.values():
+        lanes.release()
     _BOUNDS.clear()
 
 
@@ -538,7 +551,7 @@ def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int
     if found is not None:
         return found
     if len(_BOUNDS) > 256:  # the searches of one position ask for the same bounds many times
-        _BOUNDS.clear()
+        forget_bounds()
     top_nat = max(p.nat_weight[1:])
     need = _joker_need(p)
     bounds: list[list[list[int]]] = []

@@ -132,6 +132,11 @@ class LaneBound:
             found = self.bounds[(rank, suit)] = self._at(rank, suit)
         return found
 
+    def release(self) -> None:
+        """Forget the bound functions of ``at``: each refers back to this object (it fills the
+        suit tables as it goes), and the cycle would outlive the search."""
+        self.bounds.clear()
+
     def _at(self, rank: int, suit: int) -> Bound:
         p = self.p
         if rank == 0:

@@ -13,6 +13,7 @@ the DP costs. The witness is rebuilt into melds by the DP's own ``_rebuild``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from operator import itemgetter
 
 from shared.core.solver_dp import (
@@ -89,7 +90,10 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             options[(rank, suit, pair)] = found
         return found
 
-    def go(stage: int, key: int, score: int) -> bool:
+    def go(stage: int, key: int, score: int, again: Callable[..., bool]) -> bool:
+        """Whether some completion of this state reaches the floor (``again`` is ``go``
+        itself: a closure naming itself would be a reference cycle holding every failed state
+        until the cyclic collector walked them all)."""
         if stage == STAGES:
             jokers = (key >> js) & 15
             if jokers < jmin or (threshold and (key >> ps) & 255 < threshold):
@@ -160,7 +164,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         # the most promising first: the highest bound (ties: the order of the moves)
         children.sort(key=itemgetter(0))
         for _, nk, s2, back in children:
-            if go(stage + 1, nk, s2):
+            if again(stage + 1, nk, s2, again):
                 path.append((nk, back))
                 return True
         failed[memo] = score if known is None else max(known, score)
@@ -176,7 +180,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     sys.setrecursionlimit(max(limit, STAGES * 4 + 200))
     try:
         for start in initial:
-            if go(0, start, 0):
+            if go(0, start, 0, go):
                 break
         else:
             return None

@@ -1,0 +1,64 @@
+"""A solve leaves no reference cycles behind.
+
+The searches build tens of thousands of small objects; when a recursive closure or a bound
+function that refers back to its owner keeps them in a cycle, they outlive the search until the
+cyclic collector walks them all, a pause of 5-16 ms measured inside 2-10 ms searches (the
+bench's ``opening`` p95 was 20-23 ms, 7-11 ms without). Reference counting must free them the
+moment a solve returns.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from shared.core.judgement import judge_play
+from shared.core.rulesets import rule_set
+from shared.core.solver import arrange, solve
+from tests.solver.positions import position
+
+
+@pytest.fixture
+def saved_garbage() -> Iterator[list[object]]:
+    """The collector off and keeping what it finds unreachable (``gc.garbage``), as it was after."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        yield gc.garbage
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("family", "options"),
+    [
+        ("rummikub", {"jokers": 2}),
+        ("rummikub", {"jokers": 4, "ace": "wrap", "joker_policy": "to_hand"}),
+        ("robbers", {}),
+    ],
+)
+def test_solving_leaves_no_cyclic_garbage(
+    family: str, options: dict[str, object], saved_garbage: list[object]
+) -> None:
+    rules = rule_set(family, options)
+    rng = random.Random(5)
+    for size in (20, 40):
+        for _ in range(3):
+            table, hand = position(rules, size, rng.randint(14, 25), rng)
+            for goal in ("cards", "points", "opening"):
+                play = solve(rules, table, hand, goal != "opening", goal, min_disruption=True)
+                judge_play(rules, table, hand, goal != "opening", list(play.layout))
+            arrange(rules, [c for meld in table for c in meld] + hand)
+    gc.collect()
+    kinds = Counter(type(o).__qualname__ for o in saved_garbage)
+    functions = Counter(getattr(o, "__qualname__", "?") for o in saved_garbage if callable(o))
+    assert not saved_garbage, f"cyclic garbage left: {kinds.most_common(6)}; {functions}"
