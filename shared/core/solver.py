@@ -70,16 +70,16 @@ ARRANGE_PATIENCE = 500
 # Ladder (measured: on 60-80 card tables that floor is nearly always reached).
 FULL_TABLE = 50
 # Look for a play with the ranks read K to A too (``solver_dp.mirrored_problem``) when the
-# witness search reading them A to K finds none at the bound, and go on that way if its witness
-# search finishes in half the effort. Measured on the slowest 40-card positions: the two ways
+# witness search reading them A to K finds none at the bound (``_race``), and go on the way
+# whose witness search finished first. Measured on the slowest 40-card positions: the two ways
 # (each alone exact) differ in cost by a factor of two to fifteen either way, and the way whose
 # witness search needed less effort was the cheaper one in 17 of 22. ``tests/bench/direction.py``
 # times the solver with and without.
 MIRROR_PROBE = True
-# ... but only after the first witness search refuted this many states or more: below it the
-# position is easy, and the mirrored search's own bound tables cost more than it could save
-# (measured with tests/bench/direction.py: at 20 cards it made arrange 70% and cards 18% dearer
-# in all, with 32 it costs about nothing there and keeps the gains at 40-60 cards).
+# ... but only after the first witness search refuted this many states: below it the position
+# is easy, and the mirrored search's own bound tables cost more than it could save (measured
+# with tests/bench/direction.py: without a threshold, 20-card arrange 70% and cards 18% dearer
+# in all; 32 against 64 about even).
 PROBE_EFFORT = 32
 
 
@@ -243,8 +243,8 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     to the best potential of any state still waiting). A depth-first search first looks for a
     play at the bound's floor (``_witness``; on a full table it usually finds one, and a play
     scoring the bound is optimal at once). When it finds none there after some effort, the same
-    search with the ranks read K to A gets half that effort (``MIRROR_PROBE``); the way that
-    finished goes on (``_descend``): the ``Ladder`` lowers its floor without starting over, so
+    search with the ranks read K to A takes turns with it (``_race``); the way that finished
+    first goes on (``_descend``): the ``Ladder`` lowers its floor without starting over, so
     the first floor reached gives the optimum at about the cost of one DP run at the optimum's
     own floor. ``known``: a play already found (the ace-low one under wrap); only a
     better one is searched for, and it is the answer when there is none."""
@@ -255,25 +255,48 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     lowest = known.score + 1 if known is not None else None
     if lowest is not None and floor < lowest:
         floor = lowest
-    found, refuted = _witness(p, floor)
+    way, found, refuted, mirrored = _race(p, floor)
     if found is not None and found.score >= top:
-        return found
-    if not p.cfg.wrap and MIRROR_PROBE and p.effort >= PROBE_EFFORT:
-        # The ranks read K to A may be the cheaper way: the witness search's effort predicts
-        # the rest. The mirrored search must finish in half the effort this one spent (alike
-        # efforts predict nothing: measured, 40 refuted states against 48 chose a way twice
-        # as dear).
-        mirrored = mirrored_problem(p)
-        mirrored.patience = max(1, p.effort // 2)
-        other, other_refuted = _witness(mirrored, floor)
-        if other is not None or other_refuted:  # done with less effort: go on that way
-            if other is not None and other.score >= top:
-                return mirror_back(other)
-            best = _descend(mirrored, unit, floor, lowest, known, other, other_refuted)
-            if best is None or best is known:
-                return best
-            return mirror_back(best)
-    return _descend(p, unit, floor, lowest, known, found, refuted)
+        return mirror_back(found) if mirrored else found
+    best = _descend(way, unit, floor, lowest, known, found, refuted)
+    if mirrored and best is not None and best is not known:
+        best = mirror_back(best)
+    return best
+
+
+def _race(p: Problem, floor: int) -> tuple[Problem, Result | None, bool, bool]:
+    """The witness search for a play at ``floor``: reading the ranks A to K, and once that has
+    refuted ``PROBE_EFFORT`` states without an answer, K to A too (``mirrored_problem``). The
+    two take turns with a patience that doubles, each resuming where it stopped (its refuted
+    states are kept), so the cheaper way finishes at about twice its own cost whichever it is.
+    Returns the problem of the way that finished (A to K when both gave up), its play, whether
+    it refuted the floor, and whether it is the mirrored one."""
+    patience = p.patience
+    if not MIRROR_PROBE or p.cfg.wrap or patience <= PROBE_EFFORT:
+        found, refuted = _witness(p, floor)
+        return p, found, refuted, False
+    budget = PROBE_EFFORT
+    way, other = p, None
+    while True:
+        way.patience = budget
+        found, refuted = _witness(way, floor)
+        if found is not None or refuted:
+            break
+        if way is p:  # the K-to-A way next, with the same patience
+            if other is None:
+                other = mirrored_problem(p)
+            way = other
+        elif budget >= patience:  # both gave up: go on A to K
+            way = p
+            break
+        else:
+            budget = min(2 * budget, patience)
+            way = p
+    p.patience = patience
+    for problem in (p, other):
+        if problem is not None:
+            problem.refuted = None  # not needed past the witness search
+    return way, found, refuted, way is not p
 
 
 def _witness(p: Problem, floor: int) -> tuple[Result | None, bool]:
@@ -714,14 +737,7 @@ def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     # search per floor, cost two to three times as much on 40-60 cards).
     top = upper_bounds(problem)[0][4][0]  # minus the jokers the stranded cards need at least
     problem.patience = ARRANGE_PATIENCE
-    found, refuted = _witness(problem, top)
-    mirrored = False
-    if found is None and not problem.cfg.wrap and MIRROR_PROBE and problem.effort >= PROBE_EFFORT:
-        other = mirrored_problem(problem)
-        other.patience = max(1, problem.effort // 2)
-        found, other_refuted = _witness(other, top)
-        if found is not None or other_refuted:
-            problem, refuted, mirrored = other, other_refuted, True
+    problem, found, refuted, mirrored = _race(problem, top)
     if found is None:
         ladder = Ladder(problem)
         floor = top - 1 if refuted else top

@@ -32,6 +32,7 @@ from shared.core.cards import JOKER, make_card
 
 if TYPE_CHECKING:
     from shared.core.solver_lanes import LaneBound
+    from shared.core.solver_search import Refuted
 
 NONE, NAT, JOK = 0, 1, 2
 
@@ -408,7 +409,9 @@ class Problem:
     witness: bool = False  # with a floor: any arrangement reaching it (``solver_search``)
     patience: int = 2_000  # refuted states after which the witness search gives up
     needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
-    effort: int = 0  # states the last witness search refuted (set by ``solver_search``)
+    # what witness searches of this very problem refuted at a floor (to resume them); not
+    # carried over by ``dataclasses.replace`` (a copy with other ranks or cards has other states)
+    refuted: Refuted | None = dataclasses.field(default=None, init=False, repr=False)
 
 
 @dataclass

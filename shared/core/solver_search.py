@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 from shared.core.solver_dp import (
@@ -40,11 +41,31 @@ class GaveUp(Exception):
     likely out of reach, which the breadth-first DP (with its dominance pruning) shows faster."""
 
 
+@dataclass
+class Refuted:
+    """The states a witness search refuted at one floor, kept with the problem (``p.refuted``):
+    a search asked again at that floor with more patience resumes instead of refuting them again
+    (``solver._race`` alternates two searches with a growing patience)."""
+
+    floor: int
+    # state and stage -> the highest score with which it was refuted
+    failed: dict[int, int] = field(default_factory=dict)
+    # the same per stage and group (jokers, points, set counts), indexed for dominance
+    failures: list[dict[int, ScoredIndex]] = field(
+        default_factory=lambda: [{} for _ in range(STAGES + 1)]
+    )
+    # (rank, suit, lane pair) -> that suit's moves, best first
+    options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = field(
+        default_factory=dict
+    )
+
+
 def find_witness(p: Problem, floor: int) -> Result | None:
     """An arrangement whose score (with ``joker_adjust``) is at least ``floor``, or None when
-    there is none (``GaveUp`` when that takes too long to show). Not necessarily the best above
-    the floor: callers compare its score with the upper bound, or hand it to the DP as a tighter
-    floor."""
+    there is none (``GaveUp`` when that takes too long to show: ``p.patience`` refuted states in
+    all, those of earlier searches of ``p`` at this floor included). Not necessarily the best
+    above the floor: callers compare its score with the upper bound, or hand it to the DP as a
+    tighter floor."""
     lanes, pairs = machinery(p.cfg)
     cfg = p.cfg
     lay = _layout(cfg)
@@ -59,10 +80,10 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     sharper = lane_bound(p)
     lane_at = sharper.at
     end_ok = pairs.end_ok
-    options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = {}
-    failed: dict[int, int] = {}
-    # the failed states, per stage and group
-    failures: list[dict[int, ScoredIndex]] = [{} for _ in range(STAGES + 1)]
+    kept = p.refuted
+    if kept is None or kept.floor != floor:
+        kept = p.refuted = Refuted(floor)
+    options, failed, failures = kept.options, kept.failed, kept.failures
     upmask = pairs.tables()[1]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
@@ -172,7 +193,7 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             dead = failures[stage][group] = new_scored()
         record(parts, dead, score)
         if len(failed) > patience:
-            raise GaveUp  # ``p.effort`` is set on the way out
+            raise GaveUp
         return False
 
     initial = initial_states(p, lanes, pairs, width)
@@ -186,7 +207,6 @@ def find_witness(p: Problem, floor: int) -> Result | None:
             return None
     finally:
         sys.setrecursionlimit(limit)
-        p.effort = len(failed)
     path.reverse()
     history = [[{nk: back} for nk, back in path[r * 5 : r * 5 + 5]] for r in range(13)]
     end = path[-1][0]

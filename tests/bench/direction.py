@@ -1,5 +1,6 @@
-"""The solver with and without one of its switches (``--switch``, a boolean of ``solver.py``;
-by default ``MIRROR_PROBE``, the search with the ranks read K to A), side by side.
+"""The solver with two settings of one of its switches side by side (``--switch``, a constant
+of ``solver.py``, by default ``MIRROR_PROBE``, the search with the ranks read K to A; ``--values``,
+by default off and on; numbers for a number such as ``PROBE_EFFORT``).
 
 Run with `python tests/bench/direction.py [--positions N] [--seed S] [--sizes 20,40,60]`. Per
 position and goal the two settings run in turn, three times each, and each keeps its fastest
@@ -37,6 +38,13 @@ def timed(rules: RuleSet, table: list[list[int]], hand: list[int], goal: str) ->
     return time.process_time() - started
 
 
+def setting(value: str) -> bool | int:
+    """``off``/``on`` or a whole number."""
+    if value in ("off", "on"):
+        return value == "on"
+    return int(value)
+
+
 def summary(times: list[float]) -> str:
     return f"{quantiles(times)}  sum {sum(times):5.2f} s"
 
@@ -47,8 +55,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default="20,40,60")
     parser.add_argument("--goals", default="cards,points,arrange")
-    parser.add_argument("--switch", default="MIRROR_PROBE", help="a boolean of solver.py")
+    parser.add_argument("--switch", default="MIRROR_PROBE", help="a constant of solver.py")
+    parser.add_argument("--values", default="off,on", help="two settings: off,on or numbers")
     args = parser.parse_args()
+    settings = [setting(value) for value in args.values.split(",")]
+    if len(settings) != 2:
+        parser.error(f"--values {args.values!r}: two settings, such as off,on or 32,64")
     quiet_gc()
     default = getattr(solver, args.switch)
     rules = rule_set("rummikub", {"jokers": 2})
@@ -58,17 +70,17 @@ def main() -> None:
     for size in map(int, args.sizes.split(",")):
         positions = [position(rules, size, rng.randint(14, 25), rng) for _ in range(args.positions)]
         for goal in args.goals.split(","):
-            best: dict[bool, list[float]] = {False: [], True: []}
+            best: list[list[float]] = [[], []]
             for table, hand in positions:
-                runs: dict[bool, list[float]] = {False: [], True: []}
+                runs: list[list[float]] = [[], []]
                 for _ in range(3):
-                    for probe in (False, True):
-                        setattr(solver, args.switch, probe)
-                        runs[probe].append(timed(rules, table, hand, goal))
-                for probe in (False, True):
-                    best[probe].append(min(runs[probe]))
-            print(f"table ~{size:2} {goal:8} {args.switch} off  {summary(best[False])}")
-            print(f"table ~{size:2} {goal:8} {args.switch} on   {summary(best[True])}")
+                    for which, value in enumerate(settings):
+                        setattr(solver, args.switch, value)
+                        runs[which].append(timed(rules, table, hand, goal))
+                for which in (0, 1):
+                    best[which].append(min(runs[which]))
+            for which, value in enumerate(args.values.split(",")):
+                print(f"table ~{size:2} {goal:8} {args.switch} {value:4} {summary(best[which])}")
     setattr(solver, args.switch, default)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import shared.core.solver as solver
 from shared.core.cards import JOKER
-from shared.core.melds import readings
+from shared.core.melds import card_values, readings
 from shared.core.rulesets import rule_set
 from shared.core.solver_dp import Problem, Result, mirror_back, mirrored_problem, solve_dp
 from tests.solver.helpers import check_play
@@ -63,13 +63,21 @@ def test_same_play_with_and_without_the_mirrored_search(
         return back(found)
 
     monkeypatch.setattr(solver, "mirror_back", counted)
+    values = card_values(rules.point_values)
+
+    def naturals(cards: tuple[int, ...]) -> int:
+        return sum(values[c] for c in cards if c != JOKER)
+
     found = {}
     for probe in (False, True):
         monkeypatch.setattr(solver, "MIRROR_PROBE", probe)
         for goal in ("cards", "points"):
             play = solver.solve(rules, table, hand, True, goal)  # type: ignore[arg-type]
             check_play(rules, table, hand, True, play)
-            found[(probe, goal)] = (len(play.played), play.points, play.jokers)
+            # what the goal ranks by: for ``cards`` the naturals' points (a joker's value is
+            # not part of it, so equally good plays may differ there)
+            worth = play.points if goal == "points" else naturals(play.played)
+            found[(probe, goal)] = (len(play.played), worth, play.jokers)
         arranged = solver.arrange(rules, [c for m in table for c in m] + hand)
         found[(probe, "arrange")] = (arranged.arrangeable, arranged.free_jokers, 0)
         if arranged.arrangeable:
@@ -81,3 +89,44 @@ def test_same_play_with_and_without_the_mirrored_search(
         assert found[(True, goal)] == found[(False, goal)], goal
     if seed in (2, 3, 9, 11):  # measured: some goal goes on K to A (3: cards, 9: arrange)
         assert mirrored, "the search was expected to go on with the ranks read K to A"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_witness_search_resumed_with_more_patience_ends_as_one_run_would(seed: int) -> None:
+    """``solver._race`` resumes each witness search with twice the patience: the states it
+    refuted are kept, so the resumed search ends where a single search with the final patience
+    ends, having refuted the very same states (none twice)."""
+    rng = random.Random(700 + seed)
+    rules = rule_set("rummikub", {"jokers": 2})
+    table, hand = position(rules, 40, rng.randint(14, 25), rng)
+    search = solver._Search(rules, table, hand, True, "cards")
+    weights = solver._weights(rules, "cards", search.table_jokers, 2, False)
+
+    def problem() -> Problem:
+        made = solver._problem(rules, search.table_cards, search.hand, 2, 0, weights)
+        return solver._placeable(made)
+
+    floor = solver.upper_bounds(problem())[0][4][0] // solver.CARD * solver.CARD
+    whole = problem()
+    whole.patience = 100_000
+    found, refuted = solver._witness(whole, floor)
+    assert found is not None or refuted
+    assert whole.refuted is not None
+    resumed = problem()
+    budget, kept = 1, []
+    while True:
+        resumed.patience = budget
+        again, again_refuted = solver._witness(resumed, floor)
+        if again is not None or again_refuted:
+            break
+        assert resumed.refuted is not None
+        assert len(resumed.refuted.failed) == budget + 1  # gave up on the first one too many
+        kept.append(resumed.refuted)
+        budget *= 2
+    assert kept  # it was resumed, each time with what the searches before it refuted
+    assert all(memo is resumed.refuted for memo in kept)
+    assert (again is None, again_refuted) == (found is None, refuted)
+    if found is not None and again is not None:
+        assert again.score == found.score and again.melds == found.melds
+    assert resumed.refuted is not None
+    assert resumed.refuted.failed == whole.refuted.failed
