@@ -48,10 +48,12 @@ from shared.core.solver_dp import (
 Bound = Callable[[int, int], int]
 
 
-def set_gap(counts: list[int], suit: int) -> tuple[int, int, int]:
+@cache
+def set_gap(counts: tuple[int, ...], suit: int) -> tuple[int, int, int]:
     """The jokers the sets of a rank need at least when ``suit`` gives them 0, 1 or 2 naturals
-    (``counts``: the naturals of each suit at that rank): each of its m sets holds two cards
-    besides its own, and another suit gives each of them at most one."""
+    (``counts``: the naturals of each suit at that rank, two or more counted as two): each of
+    its m sets holds two cards besides its own, and another suit gives each of them at most
+    one."""
     gaps = [max(0, 2 * m - sum(min(m, counts[t]) for t in range(4) if t != suit)) for m in range(3)]
     return gaps[0], gaps[1], gaps[2]
 
@@ -70,7 +72,7 @@ class LaneBound:
         # per rank and suit, by the naturals m (1 or 2) the suit gives to the sets of the rank:
         # the jokers those sets need at least. Each of the m sets holds two cards besides the
         # suit's own, and another suit gives at most one card to each of them.
-        counts = [[p.table[r][t] + p.hand[r][t] for t in range(4)] for r in range(14)]
+        counts = [tuple(min(2, p.table[r][t] + p.hand[r][t]) for t in range(4)) for r in range(14)]
         self.set_gap = [[set_gap(counts[r], s) for s in range(4)] for r in range(14)]
         # per suit and rank (1..14): lane pair -> best by jokers left; shared by the problems
         # whose suit reads the same (a position's searches differ in a few cards at most)
