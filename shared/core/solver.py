@@ -77,10 +77,11 @@ FULL_TABLE = 50
 # times the solver with and without.
 MIRROR_PROBE = True
 # ... but only after the first witness search refuted this many states: below it the position
-# is easy, and the mirrored search's own bound tables cost more than it could save (measured
-# with tests/bench/direction.py: without a threshold, 20-card arrange 70% and cards 18% dearer
-# in all; 32 against 64 about even).
-PROBE_EFFORT = 32
+# is easy, and the mirrored search's own bound tables cost more than it could save. Measured
+# with tests/bench/direction.py (40 positions a row): without a threshold, 20-card arrange 70%
+# and cards 18% dearer in all; 128 against 32, at 40-60 cards, 12-17% less in all (seed 1);
+# 256 against 128 even (seed 2).
+PROBE_EFFORT = 128
 
 
 @dataclass(frozen=True)

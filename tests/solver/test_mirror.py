@@ -87,7 +87,7 @@ def test_same_play_with_and_without_the_mirrored_search(
             assert all(readings(m, rules) for m in arranged.layout)
     for goal in ("cards", "points", "arrange"):
         assert found[(True, goal)] == found[(False, goal)], goal
-    if seed in (2, 3, 9, 11):  # measured: some goal goes on K to A (3: cards, 9: arrange)
+    if seed in (2, 7, 9, 11, 12):  # measured: some goal goes on K to A (2: cards, 9: arrange)
         assert mirrored, "the search was expected to go on with the ranks read K to A"
 
 
