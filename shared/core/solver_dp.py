@@ -568,9 +568,18 @@ def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int
         r, s = cells[i]
         free_from[i] = free_from[i + 1] + p.nat_weight[r] * (p.hand[r][s] - needy[r][s])
         poor_from[i] = poor_from[i + 1] + needy[r][s]
+    # the best joker weight from each rank on, and what the jokers still to be placed add by
+    # jokers used so far, per first rank still open and jokers the mandatory cards from there
+    # still need (a few distinct pairs per problem)
+    weight_from = list(p.joker_weight) + [0]
+    for r in range(12, 0, -1):
+        weight_from[r] = max(weight_from[r], weight_from[r + 1])
+    adjust = p.joker_adjust
+    parts: dict[tuple[int, int], list[int]] = {}
     for rank in range(14):
         rows = []
         joker_part = []
+        later = need[min(rank + 3, 16)] if rank else need[1]
         for suit in range(5):
             # the cells still to decide: rank's suits after ``suit``, then every later rank
             if rank == 0:
@@ -583,24 +592,26 @@ def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int
             poor = poor_from[first_cell]
             near = poor - poor_from[min(4 * (rank + 2), len(cells))]
             first = rank + 1 if suit == 4 or rank == 0 else rank
-            wj = max([p.joker_weight[r] for r in range(max(first, 1), 14)], default=0)
-            later = need[min(rank + 3, 16)] if rank else need[1]
-            row = []
-            part = []
-            for used in range(jmax + 1):
-                if first > 13:
-                    best = p.joker_adjust[used]
-                elif used + later > jmax:
-                    best = UNREACHABLE
-                else:
-                    best = max(
-                        wj * (f - used) + p.joker_adjust[f]
+            part = parts.get((first, later))
+            if part is None:
+                wj = weight_from[first] if first <= 13 else 0
+                part = parts[(first, later)] = [
+                    adjust[used]
+                    if first > 13
+                    else UNREACHABLE
+                    if used + later > jmax
+                    else max(
+                        wj * (f - used) + adjust[f]
                         for f in range(max(used + later, p.jokers_min), jmax + 1)
                     )
-                carried = min(poor, near + 4 * (jmax - used))
-                row.append(free + carried * top_nat + best)
-                part.append(best)
-            rows.append(row)
+                    for used in range(jmax + 1)
+                ]
+            rows.append(
+                [
+                    free + min(poor, near + 4 * (jmax - used)) * top_nat + part[used]
+                    for used in range(jmax + 1)
+                ]
+            )
             joker_part.append(part)
         bounds.append(rows)
         jokers.append(joker_part)

@@ -111,11 +111,12 @@ class LaneBound:
             gap = self.set_gap[rank][suit]
             found = [UNREACHABLE] * (jmax + 1)
             moves = _moves(self.pairs, pair, p.table[rank][suit], p.hand[rank][suit])
+            filled = self.memo[suit][rank + 1]
             for new, jok, to_sets, used in moves:
                 spent = jok + gap[to_sets]  # the sets' jokers are not the lanes' (distinct)
                 if spent > jmax:
                     continue
-                after = self.suit(suit, rank + 1, new)
+                after = filled.get(new) or self.suit(suit, rank + 1, new)
                 gain = weight * used
                 for left in range(spent, jmax + 1):
                     value = after[left - spent] + gain
