@@ -571,7 +571,7 @@ def _bound_tables(p: Problem) -> tuple[list[list[list[int]]], list[list[list[int
     # the best joker weight from each rank on, and what the jokers still to be placed add by
     # jokers used so far, per first rank still open and jokers the mandatory cards from there
     # still need (a few distinct pairs per problem)
-    weight_from = list(p.joker_weight) + [0]
+    weight_from = [*p.joker_weight, 0]
     for r in range(12, 0, -1):
         weight_from[r] = max(weight_from[r], weight_from[r + 1])
     adjust = p.joker_adjust
