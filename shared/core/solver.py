@@ -79,7 +79,8 @@ MIRROR_PROBE = True
 # ... but only after the first witness search refuted this many states: below it the position
 # is easy, and the mirrored search's own bound tables cost more than it could save. Measured
 # with tests/bench/direction.py (40 positions a row): without a threshold, 20-card arrange 70%
-# and cards 18% dearer in all; 128 against 32, at 40-60 cards, 12-17% less in all (seed 1);
+# and cards 18% dearer in all; 128 against 32, at 40-60 cards, 12-17% less in all (seed 1),
+# 60 positions a row at 20-60 cards 3-10% less except `points` at 20 cards, 7% more (seed 3);
 # 256 against 128 even (seed 2).
 PROBE_EFFORT = 128
 
