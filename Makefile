@@ -12,7 +12,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The solver's inner modules compiled with mypyc (shared/core/compiled.py) when a C compiler is
+# at hand, again whenever one of them changes; without one the solver runs as plain Python.
+SOLVER := build/.solver-attempted
+$(SOLVER): $(STAMP) shared/core/compiled.py $(wildcard shared/core/solver_*.py)
+	@mkdir -p build
+	@$(BIN)/python -c "from shared.core.compiled import build; print(build())" \
+		> build/solver.log 2>&1; tail -n 1 build/solver.log
+	@touch $@
+
+install: $(STAMP) $(SOLVER)
 
 run: install
 	$(BIN)/rummy serve
@@ -37,4 +46,4 @@ bench: install
 	$(BIN)/python tests/bench/arena.py --games 40
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -409,9 +409,9 @@ class Problem:
     witness: bool = False  # with a floor: any arrangement reaching it (``solver_search``)
     patience: int = 2_000  # refuted states after which the witness search gives up
     needy: Sequence[Sequence[int]] | None = None  # optional cards no meld holds without a joker
-    # what witness searches of this very problem refuted at a floor (to resume them); not
-    # carried over by ``dataclasses.replace`` (a copy with other ranks or cards has other states)
-    refuted: Refuted | None = dataclasses.field(default=None, init=False, repr=False)
+    # what witness searches of this very problem refuted at a floor, to resume them (a copy
+    # made by ``dataclasses.replace`` carries it along but does not use it: ``Refuted.owner``)
+    refuted: Refuted | None = dataclasses.field(default=None, repr=False)
 
 
 @dataclass
@@ -639,12 +639,11 @@ def turned_problem(p: Problem) -> tuple[Problem, list[int] | None]:
     if not p.cfg.wrap:
         return p, None
 
-    def avail(rank: int, suit: int) -> int:
-        return p.table[rank][suit] + p.hand[rank][suit]
+    avail = [[p.table[r][s] + p.hand[r][s] for s in range(4)] for r in range(14)]
 
     def crossing(first: int) -> tuple[int, int]:
         last = (first - 2) % 13 + 1
-        return (sum(min(avail(last, s), avail(first, s)) for s in range(4)), first)
+        return (sum(min(avail[last][s], avail[first][s]) for s in range(4)), first)
 
     first = min(range(1, 14), key=crossing)
     if first == 1:

@@ -218,7 +218,7 @@ def set_need(room: tuple[int, ...], jmax: int, set_max: int) -> list[int]:
     return need
 
 
-_MOVES: dict[tuple[int, int, int, int], list[tuple[int, int, int, int]]] = {}
+_MOVES: dict[tuple[Pairs, int, int, int], list[tuple[int, int, int, int]]] = {}
 
 
 def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, int, int, int]]:
@@ -226,7 +226,7 @@ def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, in
     sets, hand naturals placed), without the moves another one beats: a lane pair at least as
     good (``_at_least``: the bound only grows with it), no more jokers, no more naturals to
     sets, and as many hand naturals or more."""
-    key = (id(pairs), pair, table, hand)
+    key = (pairs, pair, table, hand)  # the object, not its id: an id may be reused
     found = _MOVES.get(key)
     if found is None:
         best: dict[tuple[int, int, int], int] = {}
@@ -236,15 +236,15 @@ def _moves(pairs: Pairs, pair: int, table: int, hand: int) -> list[tuple[int, in
                 best[alike] = used
         moves = [(*alike, used) for alike, used in best.items()]
         found = []
-        for move in moves:
+        for i, move in enumerate(moves):
             new, jok, sets, used = move
             if not any(
-                other is not move
+                j != i  # by position: compiled, tuples of ints are values without identity
                 and other[1] <= jok
                 and other[2] <= sets
                 and other[3] >= used
                 and _at_least(pairs, other[0], new)
-                for other in moves
+                for j, other in enumerate(moves)
             ):
                 found.append(move)
         _MOVES[key] = found

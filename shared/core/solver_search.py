@@ -47,6 +47,7 @@ class Refuted:
     a search asked again at that floor with more patience resumes instead of refuting them again
     (``solver._race`` alternates two searches with a growing patience)."""
 
+    owner: int  # the ``id`` of the problem searched (copies of it carry the field along)
     floor: int
     # state and stage -> the highest score with which it was refuted
     failed: dict[int, int] = field(default_factory=dict)
@@ -58,6 +59,29 @@ class Refuted:
     options: dict[tuple[int, int, int], list[tuple[int, int, int, int, int]]] = field(
         default_factory=dict
     )
+
+
+def _suit_moves(
+    p: Problem, rank: int, suit: int, pair: int
+) -> list[tuple[int, int, int, int, int]]:
+    """(key delta, score delta, points delta, move index, jokers) of one suit's moves, best score
+    first (ties: fewer jokers, then the lower lane pair)."""
+    pairs = machinery(p.cfg)[1]
+    lay = _layout(p.cfg)
+    need_card = p.need_card and not p.threshold
+    shift = lay.width * suit
+    wn = p.nat_weight[rank]
+    wj = p.joker_weight[rank]
+    pv = p.point_value[rank]
+    ranked = []
+    for new, jok, m, used, index in pairs.suit_options(
+        pair, p.table[rank][suit], p.hand[rank][suit]
+    ):
+        dkey = lay.option_key(shift, pair, new, jok, m)
+        dpts = used if need_card else pv * (used + jok)
+        ranked.append((-(wn * used + wj * jok), jok, pairs.height(new), index, dkey, dpts))
+    ranked.sort()
+    return [(dkey, -neg, dpts, index, jok) for neg, jok, _, index, dkey, dpts in ranked]
 
 
 def find_witness(p: Problem, floor: int) -> Result | None:
@@ -81,35 +105,14 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     lane_at = sharper.at
     end_ok = pairs.end_ok
     kept = p.refuted
-    if kept is None or kept.floor != floor:
-        kept = p.refuted = Refuted(floor)
+    if kept is None or kept.floor != floor or kept.owner != id(p):  # a copy's: other states
+        kept = p.refuted = Refuted(id(p), floor)
     options, failed, failures = kept.options, kept.failed, kept.failures
     upmask = pairs.tables()[1]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
     patience = p.patience
-
-    def suit_moves(rank: int, suit: int, pair: int) -> list[tuple[int, int, int, int, int]]:
-        """(key delta, score delta, points delta, move index, jokers) for one suit, best
-        score first."""
-        found = options.get((rank, suit, pair))
-        if found is None:
-            shift = width * suit
-            wn = p.nat_weight[rank]
-            wj = p.joker_weight[rank]
-            pv = p.point_value[rank]
-            ranked = []
-            for new, jok, m, used, index in pairs.suit_options(
-                pair, p.table[rank][suit], p.hand[rank][suit]
-            ):
-                dkey = lay.option_key(shift, pair, new, jok, m)
-                dpts = used if need_card else pv * (used + jok)
-                ranked.append((-(wn * used + wj * jok), jok, pairs.height(new), index, dkey, dpts))
-            ranked.sort()
-            found = [(dkey, -neg, dpts, index, jok) for neg, jok, _, index, dkey, dpts in ranked]
-            options[(rank, suit, pair)] = found
-        return found
 
     def go(stage: int, key: int, score: int, again: Callable[..., bool]) -> bool:
         """Whether some completion of this state reaches the floor (``again`` is ``go``
@@ -146,7 +149,11 @@ def find_witness(p: Problem, floor: int) -> Result | None:
         children: list[tuple[int, int, int, int]] = []  # (-potential, key, score, back)
         if suit < 4:
             shift = width * suit
-            for dkey, dscore, dpts, index, _ in suit_moves(rank, suit, (key >> shift) & mask):
+            pair = (key >> shift) & mask
+            moves = options.get((rank, suit, pair))
+            if moves is None:
+                moves = options[(rank, suit, pair)] = _suit_moves(p, rank, suit, pair)
+            for dkey, dscore, dpts, index, _ in moves:
                 nk = key + dkey
                 jokers = (nk >> js) & 15
                 if jokers > jmax:

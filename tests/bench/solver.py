@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from shared.cli.main import quiet_gc
+from shared.core import compiled
 from shared.core.rulesets import RuleSet, rule_set
 from shared.core.solver import arrange, solve
 from tests.solver.positions import position
@@ -66,7 +67,8 @@ def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
         except ImportError:
             print("(highspy is not installed: no integer-program comparison)")
     rng = random.Random(seed)
-    print(f"solver timings, {count} positions per row (ms)")
+    kind = "compiled with mypyc" if compiled.in_use() else "plain Python"
+    print(f"solver timings, {count} positions per row (ms); the solver's inner modules: {kind}")
     for jokers in (2, 4):
         rules = rule_set("rummikub", {"jokers": jokers})
         warm_up(rules, jokers)
