@@ -24,7 +24,9 @@ from pathlib import Path
 MODULES = ("solver_dp", "solver_lanes", "solver_ladder", "solver_search")
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-BUILD = ROOT / "build" / "solver"
+# where the compiled modules live: build/solver/ of the checkout, or (an installed package, as
+# in the container image) the directory RUMMY_SOLVER_BUILD names
+BUILD = Path(os.environ.get("RUMMY_SOLVER_BUILD") or ROOT / "build" / "solver")
 FINGERPRINT = "fingerprint"
 
 
@@ -111,7 +113,7 @@ def build() -> str:
     (fresh / FINGERPRINT).write_text(made + "\n")
     _clear()
     fresh.rename(BUILD)
-    return f"solver: compiled with mypyc into {BUILD.relative_to(ROOT)}"
+    return f"solver: compiled with mypyc into {BUILD}"
 
 
 def _clear() -> None:

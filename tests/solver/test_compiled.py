@@ -107,3 +107,23 @@ def test_a_source_edited_since_the_build_runs_as_python(
 
     shutil.rmtree(build)  # never built
     assert not compiled.enable(path, build, sources) and path == ["core"]
+
+
+def test_an_installed_package_finds_its_modules_where_rummy_solver_build_says(
+    tmp_path: Path,
+) -> None:
+    """The container image installs the package and keeps the compiled modules elsewhere
+    (``deploy/Dockerfile``: ``RUMMY_SOLVER_BUILD=/opt/rummy/solver``)."""
+    if not compiled.in_use():
+        pytest.skip("the solver is not compiled here")
+    shutil.copytree(compiled.BUILD, tmp_path / "solver")
+    (tmp_path / "empty").mkdir()
+    probe = "from shared.core import compiled; print(compiled.in_use(), compiled.BUILD)"
+    for folder, expected in (("solver", "True"), ("empty", "False")):
+        env = {**os.environ, "RUMMY_SOLVER_BUILD": str(tmp_path / folder)}
+        env.pop("RUMMY_SOLVER", None)
+        ran = subprocess.run(
+            [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.split() == [expected, str(tmp_path / folder)]
