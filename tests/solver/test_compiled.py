@@ -47,6 +47,7 @@ def plays():
 def buildable() -> bool:
     try:
         import mypyc  # noqa: F401
+        import setuptools  # noqa: F401
     except ImportError:
         return False
     return compiled.compiler() is not None
