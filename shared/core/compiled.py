@@ -1,13 +1,14 @@
 """The solver's inner modules compiled to C with mypyc, where a C compiler is at hand.
 
-The same typed source, run three to five times faster (the search's states are small ints in
-dicts and heaps, where the interpreter's dispatch is most of the cost): ``make install`` runs
-``compiled.build()``, which compiles ``MODULES`` into ``build/solver/`` and records
-a fingerprint of their sources there. Importing ``shared.core`` puts that directory first on the
-package's path only when the fingerprint matches the sources as they are now, so a module edited
-since the build runs as Python, never as a stale binary. Without a compiler (or with
-``RUMMY_SOLVER=python``) everything runs as plain Python: slower, the same answers
-(``tests/solver/test_compiled.py`` compares the two).
+The same typed source, run two to three times faster where the search is long (its states are
+small ints in dicts and heaps, where the interpreter's dispatch is most of the cost). ``make
+install`` runs ``compiled.build()``, which compiles ``MODULES`` into ``build/solver/`` and
+records a fingerprint of their sources there. Importing ``shared.core`` puts that directory
+first on the package's path only when the fingerprint matches the sources as they are now, so a
+module edited since the build runs as Python, never as a stale binary. Without a compiler (or
+with ``RUMMY_SOLVER=python``; ``auto``, the default, uses them when they are fresh) everything
+runs as plain Python: slower, the same answers (``tests/solver/test_compiled.py`` compares the
+two).
 """
 
 from __future__ import annotations
@@ -41,7 +42,13 @@ def fingerprint(folder: Path = HERE) -> str:
 def enable(package_path: MutableSequence[str], build: Path = BUILD, sources: Path = HERE) -> bool:
     """Put the compiled modules first on ``shared.core``'s ``package_path`` when they were built
     from the sources as they are now; whether it did."""
-    if os.environ.get("RUMMY_SOLVER", "") == "python":
+    wanted = os.environ.get("RUMMY_SOLVER", "") or "auto"
+    if wanted not in ("auto", "python"):
+        raise RuntimeError(
+            f"RUMMY_SOLVER is {wanted!r}; allowed: 'auto' (the compiled solver when it is built "
+            "from these sources, else plain Python) or 'python' (always plain Python)"
+        )
+    if wanted == "python":
         return False
     try:
         recorded = (build / FINGERPRINT).read_text().strip()

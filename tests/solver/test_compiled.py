@@ -128,3 +128,17 @@ def test_an_installed_package_finds_its_modules_where_rummy_solver_build_says(
         )
         assert ran.returncode == 0, ran.stderr
         assert ran.stdout.split() == [expected, str(tmp_path / folder)]
+
+
+def test_an_unknown_rummy_solver_setting_is_refused_by_name() -> None:
+    env = {**os.environ, "RUMMY_SOLVER": "pure"}
+    ran = subprocess.run(
+        [sys.executable, "-c", "import shared.core"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode != 0
+    assert "RUMMY_SOLVER is 'pure'; allowed: 'auto'" in ran.stderr
+    assert "'python'" in ran.stderr
