@@ -58,9 +58,14 @@ def main() -> None:
     parser.add_argument("--switch", default="MIRROR_PROBE", help="a constant of solver.py")
     parser.add_argument("--values", default="off,on", help="two settings: off,on or numbers")
     args = parser.parse_args()
-    settings = [setting(value) for value in args.values.split(",")]
+    try:
+        settings = [setting(value) for value in args.values.split(",")]
+    except ValueError:
+        settings = []
     if len(settings) != 2:
         parser.error(f"--values {args.values!r}: two settings, such as off,on or 32,64")
+    if not args.switch.isupper() or not hasattr(solver, args.switch):
+        parser.error(f"--switch {args.switch!r}: not a constant of solver.py (MIRROR_PROBE, ...)")
     quiet_gc()
     default = getattr(solver, args.switch)
     rules = rule_set("rummikub", {"jokers": 2})
