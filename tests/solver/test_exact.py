@@ -193,8 +193,9 @@ def test_two_thousand_positions_up_to_thirty_table_cards(seed: int) -> None:
     run_positions(5000 + seed, 500, [0, 6, 10, 16, 20, 30], fast=True)
 
 
-# The full run (10 seeds x 200 positions, about 17 minutes on this machine, most of it in a few
-# positions with 6-8 jokers and exact run lengths, the slowest 194 s) is opt-in; `make test`
+# The full run (10 seeds x 200 positions, about 13 minutes on this machine with the compiled
+# solver, most of it in a few positions with 6-8 jokers and exact run lengths, the slowest
+# 107 s) is opt-in; `make test`
 # runs a sample of 100 positions (about a minute here, oracle included).
 FULL_RUN = os.environ.get("RUMMY_SOLVER_FULL") == "1"
 SEEDS = 10 if FULL_RUN else 4
