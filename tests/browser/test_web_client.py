@@ -43,8 +43,8 @@ def wait(driver: Any, condition: Callable[[Any], Any], what: str, timeout: float
         except Exception as err:  # stale elements while the page re-renders
             last = err
         time.sleep(0.05)
-    text = driver.find_element("tag name", "body").text[-1500:] if hasattr(driver, "title") else ""
-    raise AssertionError(f"timed out waiting for {what} (last error: {last!r}); page:\n{text}")
+    page = driver.find_element("tag name", "body").text[-1500:] if hasattr(driver, "title") else ""
+    raise AssertionError(f"timed out waiting for {what} (last error: {last!r}); page:\n{page}")
 
 
 def css(driver: Any, selector: str) -> list[Any]:
@@ -53,6 +53,25 @@ def css(driver: Any, selector: str) -> list[Any]:
 
 def one(driver: Any, selector: str) -> Any:
     return wait(driver, lambda d: css(d, selector)[0] if css(d, selector) else None, selector)
+
+
+def text(driver: Any, selector: str) -> str:
+    """The text of the first element at ``selector``, read once it is there: found and read in
+    one try of ``wait``, so a re-render between the two (a stale element) is tried again."""
+    found = wait(
+        driver, lambda d: (css(d, selector)[0].text,) if css(d, selector) else None, selector
+    )
+    return str(found[0])
+
+
+def attr(driver: Any, selector: str, name: str) -> str:
+    """An attribute of the first element at ``selector``, read as ``text`` reads."""
+    found = wait(
+        driver,
+        lambda d: (css(d, selector)[0].get_attribute(name),) if css(d, selector) else None,
+        selector,
+    )
+    return str(found[0] or "")
 
 
 def snap(driver: Any, folder: Path, name: str, full_page: bool = True) -> Path:
@@ -152,7 +171,7 @@ def button(driver: Any, focus: str) -> Any:
 
 
 def turn_line(driver: Any) -> str:
-    return str(one(driver, "#turn-line").text)
+    return str(text(driver, "#turn-line"))
 
 
 def fits_the_width(driver: Any) -> bool:
@@ -247,21 +266,21 @@ def create_game_in_the_lobby(ann: Any, server: Server, shots: Path) -> str:
     one(ann, "#opt-opening_points")
     _, rules, _ = server.call("GET", "/api/rules")
     for name, spec in rules["options"].items():  # every option is explained where it is set
-        help_text = one(ann, f"#help-{name}").get_attribute("textContent")  # some are folded
+        help_text = attr(ann, f"#help-{name}", "textContent")  # some are folded
         assert spec["help"] in help_text and "Allowed:" in help_text, name
         assert "Default for robbers: " in help_text, name
-        assert one(ann, f"#opt-{name}").get_attribute("aria-describedby") == f"help-{name}"
+        assert attr(ann, f"#opt-{name}", "aria-describedby") == f"help-{name}"
     from selenium.webdriver.support.ui import Select
 
     # A value out of range: the server's refusal names the option, and its row is marked.
     one(ann, "#opt-hand_size").send_keys("60")
     one(ann, ".create-form button[type=submit]").click()
-    refusal = wait(ann, lambda d: one(d, ".create-form .form-message").text, "the refusal")
+    refusal = wait(ann, lambda d: text(d, ".create-form .form-message"), "the refusal")
     assert "hand_size" in refusal and "1 to 52" in refusal, refusal
-    assert "refused" in one(ann, '[data-option="hand_size"]').get_attribute("class")
+    assert "refused" in attr(ann, '[data-option="hand_size"]', "class")
     assert ann.switch_to.active_element.get_attribute("id") == "opt-hand_size"
     one(ann, "#opt-hand_size").clear()  # back to the preset's null
-    wait(ann, lambda d: not one(d, ".create-form .form-message").text, "the refusal cleared")
+    wait(ann, lambda d: not text(d, ".create-form .form-message"), "the refusal cleared")
 
     for name in ("opening_points", "turn_seconds"):
         field = one(ann, f"#opt-{name}")
@@ -277,7 +296,7 @@ def create_game_in_the_lobby(ann: Any, server: Server, shots: Path) -> str:
     wait(ann, lambda d: "#/game/g" in d.current_url, "the new game's page")
     game_id = ann.current_url.split("#/game/")[1].split("/")[0]
     one(ann, "#share-link")
-    assert one(ann, "#share-link").get_attribute("value").endswith(f"#/game/{game_id}")
+    assert attr(ann, "#share-link", "value").endswith(f"#/game/{game_id}")
     return game_id
 
 
@@ -313,7 +332,7 @@ def test_two_players_play_a_game_in_two_browsers(
     # The host's page learns of Bo by itself (WebSocket) and the host starts the game.
     start = button(ann, "start")
     wait(ann, lambda d: button(d, "start").is_enabled(), "the start button to be enabled")
-    assert "Bo" in one(ann, ".seat-list").text
+    assert "Bo" in text(ann, ".seat-list")
     snap(ann, shots, "02-waiting-room")
     button(ann, "start").click()
 
@@ -323,8 +342,8 @@ def test_two_players_play_a_game_in_two_browsers(
     wait(o, lambda d: turn_line(d).endswith("'s turn"), "the other seat's table")
     assert Counter(hand_cards(s)) == Counter(plan.hands[plan.starter])
     assert Counter(hand_cards(o)) == Counter(plan.hands[plan.other])
-    assert "4:" in one(s, "#turn-timer").text or "5:00" in one(s, "#turn-timer").text
-    players = one(o, ".players").text
+    assert "4:" in text(s, "#turn-timer") or "5:00" in text(s, "#turn-timer")
+    players = text(o, ".players")
     assert "Ann" in players and "Bo" in players and "13" in players
 
     # Turn 1, first try: two cards of the run and a card of another suit are no meld.
@@ -359,7 +378,7 @@ def test_two_players_play_a_game_in_two_browsers(
         drag(s, in_hand(s, card), meld(s, 1))
     wait(s, lambda d: Counter(moved(d)) == Counter(run), "the run highlighted")
     button(s, "play").click()
-    wait(s, lambda d: "accepted" in one(d, ".message").text, "the accepted play")
+    wait(s, lambda d: "accepted" in text(d, ".message"), "the accepted play")
     wait(s, lambda d: len(hand_cards(d)) == 9 and not moved(d), "the new table")
     # The other window sees the play by itself, and it is its turn.
     wait(o, lambda d: Counter(on_table(d)) == Counter(run), "the run on O's table")
@@ -379,7 +398,7 @@ def test_two_players_play_a_game_in_two_browsers(
     meld(o, 2).find_element("css selector", "button.cut").click()
     wait(o, lambda d: table_melds(d)[1:] == [[h1], [h2]], "the meld split again")
     drag(o, one(o, f'.felt .meld [data-card="{run[0]}"]'), one(o, ".hand"))
-    warning = one(o, ".message.warn").text
+    warning = text(o, ".message.warn")
     assert "stay on the table" in warning, warning
     assert table_melds(o)[0] == list(run) or Counter(table_melds(o)[0]) == Counter(run)
     button(o, "undo").click()
@@ -393,7 +412,7 @@ def test_two_players_play_a_game_in_two_browsers(
     first.send_keys(Keys.ENTER)
     wait(o, lambda d: css(d, ".card.held"), "a held card")
     o.switch_to.active_element.send_keys(Keys.ARROW_LEFT)  # from the hand to "+ New meld"
-    wait(o, lambda d: "drop-cursor" in one(d, ".new-meld").get_attribute("class"), "the cursor")
+    wait(o, lambda d: "drop-cursor" in attr(d, ".new-meld", "class"), "the cursor")
     snap(o, shots, "05-keyboard-card-held", full_page=False)
     o.switch_to.active_element.send_keys(Keys.ENTER)
     wait(o, lambda d: len(table_melds(d)) == 2 and table_melds(d)[1] == [picked], "a kbd drop")
@@ -454,37 +473,37 @@ def test_two_players_play_a_game_in_two_browsers(
             "the pass",
         )
     for driver in (ann, bo):
-        wait(driver, lambda d: "Game over" in one(d, "#result-title").text, "the game's end")
+        wait(driver, lambda d: "Game over" in text(d, "#result-title"), "the game's end")
     snap(ann, shots, "08-game-over")
 
     # The replay: turn 1 holds the refused layout and the run, with the run highlighted.
     one(ann, ".result-links a.primary").click()
-    wait(ann, lambda d: "Turn 1:" in one(d, "#turn-title").text, "the replay of turn 1")
-    commands = one(ann, ".commands").text.lower()
+    wait(ann, lambda d: "Turn 1:" in text(d, "#turn-title"), "the replay of turn 1")
+    commands = text(ann, ".commands").lower()
     assert "refused" in commands and "invalid_meld" in commands and "neither a set" in commands
     assert "accepted" in commands and "legal. played" in commands
     after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter(run)
     snap(ann, shots, "09-replay-turn-1")
     button(ann, "next").click()
-    wait(ann, lambda d: "Turn 2:" in one(d, "#turn-title").text, "turn 2")
-    assert "drew" in one(ann, ".commands").text
+    wait(ann, lambda d: "Turn 2:" in text(d, "#turn-title"), "turn 2")
+    assert "drew" in text(ann, ".commands")
     button(ann, "next").click()
-    wait(ann, lambda d: "Turn 3:" in one(d, "#turn-title").text, "turn 3")
+    wait(ann, lambda d: "Turn 3:" in text(d, "#turn-title"), "turn 3")
     after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter([plan.end, x, y])
     snap(ann, shots, "10-replay-turn-3")
     button(ann, "prev").click()
-    wait(ann, lambda d: "Turn 2:" in one(d, "#turn-title").text, "back to turn 2")
+    wait(ann, lambda d: "Turn 2:" in text(d, "#turn-title"), "back to turn 2")
     one(ann, "body").send_keys(Keys.ARROW_RIGHT)  # the arrow keys step too
-    wait(ann, lambda d: "Turn 3:" in one(d, "#turn-title").text, "turn 3 by keyboard")
+    wait(ann, lambda d: "Turn 3:" in text(d, "#turn-title"), "turn 3 by keyboard")
     assert ann.current_url.endswith(f"#/game/{game_id}/replay/3")
     ann.set_window_size(390, 844)
     time.sleep(0.3)
     assert fits_the_width(ann), "the replay scrolls sideways on a phone"
     snap(ann, shots, "10-replay-turn-3-phone")
     ann.set_window_size(1280, 900)
-    link = one(ann, "#download").get_attribute("href")
+    link = attr(ann, "#download", "href")
     assert link.endswith(f"/api/games/{game_id}/export")
     status, record, _ = server.call("GET", f"/api/games/{game_id}/export")
     assert status == 200 and game_id in record
@@ -523,11 +542,11 @@ def test_a_spectator_sees_no_hand_and_rummikub_is_drawn_as_tiles(
     watcher.get(f"{server.url}/#/game/{game_id}/watch")
     wait(watcher, lambda d: turn_line(d).endswith("'s turn"), "the spectator's table")
     assert not css(watcher, ".hand") and not css(watcher, '[data-focus="draw"]')
-    assert "spectator" in one(watcher, ".spectator").text
-    players = one(watcher, ".players").text
+    assert "spectator" in text(watcher, ".spectator")
+    players = text(watcher, ".players")
     assert "Cy" in players and "Di" in players and "14" in players
-    wait(watcher, lambda d: "Live" in one(d, "#connection").text, "the live connection")
-    assert one(watcher, "#turn-timer").text.endswith("left")  # rummikub's 60-second timer
+    wait(watcher, lambda d: "Live" in text(d, "#connection"), "the live connection")
+    assert text(watcher, "#turn-timer").endswith("left")  # rummikub's 60-second timer
     assert fits_the_width(watcher)
     snap(watcher, shots, "11-spectator-phone", full_page=False)
 
@@ -600,8 +619,8 @@ def test_the_turn_buttons_of_each_variant(server: Server, browser: Browser, shot
     assert view["turn"]["seat"] == 1 - seat and view["turn"]["number"] == 2
     # The replay of the game so far, from the table's link.
     one(driver, ".game-links a").click()
-    wait(driver, lambda d: "Turn 1:" in one(d, "#turn-title").text, "the replay of turn 1")
-    commands = one(driver, ".commands").text
+    wait(driver, lambda d: "Turn 1:" in text(d, "#turn-title"), "the replay of turn 1")
+    commands = text(driver, ".commands")
     assert "Drew " in commands and "Ended the turn." in commands, commands
     assert not css(driver, "#download")  # the record comes once the game has ended
 
@@ -611,7 +630,7 @@ def test_the_turn_buttons_of_each_variant(server: Server, browser: Browser, shot
     open_as_seat(driver, server.url, game["id"], seat, game["tokens"][seat])
     assert "from the pile" in button(driver, "draw-pile").text
     assert not button(driver, "discard").is_enabled()
-    assert one(driver, ".pile").get_attribute("aria-label").startswith("Discard pile (1)")
+    assert attr(driver, ".pile", "aria-label").startswith("Discard pile (1)")
     button(driver, "draw").click()
     wait(driver, lambda d: len(hand_cards(d)) == 14, "the drawn card")
     chosen = css(driver, ".hand [data-card]")[-1]
@@ -634,11 +653,11 @@ def test_the_table_reconnects_by_itself_and_catches_up(
     try:
         watcher = browser()
         watcher.get(f"{proxy.url}/#/game/{game['id']}/watch")
-        wait(watcher, lambda d: "Live" in one(d, "#connection").text, "the live connection")
-        assert "turn 1" in one(watcher, ".facts").text
+        wait(watcher, lambda d: "Live" in text(d, "#connection"), "the live connection")
+        assert "turn 1" in text(watcher, ".facts")
 
         proxy.cut()
-        wait(watcher, lambda d: "Reconnecting" in one(d, "#connection").text, "the lost line")
+        wait(watcher, lambda d: "Reconnecting" in text(d, "#connection"), "the lost line")
         for number in (1, 2):  # two turns while the page is offline
             _, view, _ = server.call("GET", f"/api/games/{game['id']}")
             seat = view["turn"]["seat"]
@@ -648,13 +667,13 @@ def test_the_table_reconnects_by_itself_and_catches_up(
             )
             assert status == 200, answer
         time.sleep(1.0)
-        assert "turn 1" in one(watcher, ".facts").text  # it cannot know yet
+        assert "turn 1" in text(watcher, ".facts")  # it cannot know yet
         snap(watcher, shots, "14-reconnecting", full_page=False)
 
         proxy.restore()
-        wait(watcher, lambda d: "Live" in one(d, "#connection").text, "the reconnection", 20)
-        wait(watcher, lambda d: "turn 3" in one(d, ".facts").text, "the caught-up table")
-        log = one(watcher, ".log").text
+        wait(watcher, lambda d: "Live" in text(d, "#connection"), "the reconnection", 20)
+        wait(watcher, lambda d: "turn 3" in text(d, ".facts"), "the caught-up table")
+        log = text(watcher, ".log")
         assert log.count("drew 1 card") == 2, log  # the events it missed, sent on reconnecting
         assert "Turn 3:" in log and "Turn 2:" in log
         assert browser_errors(watcher) == [] or all(
