@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -13,18 +14,17 @@ from pathlib import Path
 import pytest
 
 from shared.core import compiled
-
-ROOT = Path(__file__).resolve().parents[2]
-
-# Positions of several rule sets and sizes, every goal; run here and in a plain Python process.
-SAMPLE = """
-import json, random, sys
 from shared.core.rulesets import rule_set
 from shared.core.solver import arrange, solve
 from tests.solver.positions import position
 
-def plays():
-    out = []
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def plays() -> list[list[object]]:
+    """Positions of several rule sets and sizes, every goal: what the solver answers (run here
+    and in a plain Python process)."""
+    out: list[list[object]] = []
     rng = random.Random(31)
     for family, options in (
         ("rummikub", {"jokers": 2}),
@@ -41,7 +41,6 @@ def plays():
             done = arrange(rules, [c for meld in table for c in meld] + hand)
             out.append(["arrange", done.arrangeable, done.free_jokers])
     return out
-"""
 
 
 def buildable() -> bool:
@@ -65,10 +64,8 @@ def test_the_solver_runs_compiled_where_it_can_be_built() -> None:
 
 
 def test_compiled_and_plain_python_give_the_same_plays() -> None:
-    scope: dict[str, object] = {}
-    exec(SAMPLE, scope)
-    here = scope["plays"]()  # type: ignore[operator]
-    script = SAMPLE + "\nprint(json.dumps(plays()))\n"
+    here = plays()
+    script = "import json; from tests.solver.test_compiled import plays; print(json.dumps(plays()))"
     env = {**os.environ, "RUMMY_SOLVER": "python"}
     ran = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True

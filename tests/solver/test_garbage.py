@@ -26,6 +26,19 @@ from shared.core.solver import arrange, solve
 from tests.solver.positions import position
 
 
+def solve_sample(family: str, options: dict[str, object], per_size: int) -> None:
+    """Every goal (and the arrangement) on ``per_size`` random positions of 20 and 40 cards."""
+    rules = rule_set(family, options)
+    rng = random.Random(5)
+    for size in (20, 40):
+        for _ in range(per_size):
+            table, hand = position(rules, size, rng.randint(14, 25), rng)
+            for goal in ("cards", "points", "opening"):
+                play = solve(rules, table, hand, goal != "opening", goal, min_disruption=True)
+                judge_play(rules, table, hand, goal != "opening", list(play.layout))
+            arrange(rules, [c for meld in table for c in meld] + hand)
+
+
 @pytest.fixture
 def saved_garbage() -> Iterator[list[object]]:
     """The collector off and keeping what it finds unreachable (``gc.garbage``), as it was after."""
@@ -53,15 +66,7 @@ def saved_garbage() -> Iterator[list[object]]:
 def test_solving_leaves_no_cyclic_garbage(
     family: str, options: dict[str, object], saved_garbage: list[object]
 ) -> None:
-    rules = rule_set(family, options)
-    rng = random.Random(5)
-    for size in (20, 40):
-        for _ in range(3):
-            table, hand = position(rules, size, rng.randint(14, 25), rng)
-            for goal in ("cards", "points", "opening"):
-                play = solve(rules, table, hand, goal != "opening", goal, min_disruption=True)
-                judge_play(rules, table, hand, goal != "opening", list(play.layout))
-            arrange(rules, [c for meld in table for c in meld] + hand)
+    solve_sample(family, options, 3)
     gc.collect()
     kinds = Counter(type(o).__qualname__ for o in saved_garbage)
     functions = Counter(getattr(o, "__qualname__", "?") for o in saved_garbage if callable(o))
@@ -72,25 +77,15 @@ def test_solving_as_plain_python_leaves_no_cyclic_garbage() -> None:
     """The same as plain Python (the test above runs the compiled modules where they are
     built): a closure calling itself makes a cycle there and not in compiled code, or the other
     way round."""
-    script = """
-import gc, random
-from shared.core.rulesets import rule_set
-from shared.core.solver import arrange, solve
-from shared.core import compiled
-from tests.solver.positions import position
-assert not compiled.in_use()
-rules = rule_set("rummikub", {"jokers": 4, "ace": "wrap", "joker_policy": "to_hand"})
-rng = random.Random(5)
-solve(rules, *position(rules, 20, 15, rng), True, "cards")  # tables built once per process
-gc.collect()
-gc.disable()
-for size in (20, 40):
-    table, hand = position(rules, size, rng.randint(14, 25), rng)
-    for goal in ("cards", "points", "opening"):
-        solve(rules, table, hand, goal != "opening", goal, min_disruption=True)
-    arrange(rules, [c for meld in table for c in meld] + hand)
-print(gc.collect())
-"""
+    script = (
+        "import gc; from shared.core import compiled; "
+        "from tests.solver.test_garbage import solve_sample; "
+        "assert not compiled.in_use(); "
+        "solve_sample('rummikub', {'jokers': 2}, 1); "  # tables built once per process
+        "gc.collect(); gc.disable(); "
+        "solve_sample('rummikub', {'jokers': 4, 'ace': 'wrap', 'joker_policy': 'to_hand'}, 1); "
+        "print(gc.collect())"
+    )
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "RUMMY_SOLVER": "python"}
     ran = subprocess.run(
