@@ -38,6 +38,20 @@ class Settings:
     max_body_bytes: int = 65_536  # gateway: larger requests get 413
     rate_per_second: float = 50.0  # gateway: commands per token per second (burst 2x)
     command_timeout: float = 10.0  # gateway: seconds to wait for the referee's answer
+    # The public edge's bounds: every route that writes or computes is limited per client
+    # address (and per token or seat where it has one), in Redis so limits hold across gateways.
+    limit_address_per_second: float = 100.0  # gateway: writes and computations per address
+    limit_create_per_minute: float = 30.0  # gateway: games created per client address
+    limit_seat_per_minute: float = 60.0  # gateway: seats taken per client address
+    limit_hint_per_minute: float = 30.0  # gateway: hints per seat
+    limit_replay_per_minute: float = 60.0  # gateway: replays, exports and event pages per address
+    limit_sync_per_minute: float = 60.0  # gateway: WebSocket syncs and re-auths per socket
+    trusted_proxies: str = ""  # gateway: addresses/CIDRs (commas) whose X-Forwarded-For counts
+    solver_workers: int = 2  # gateway: worker processes for hints and live replays
+    hint_seconds: float = 2.0  # gateway: wall-clock budget of one hint
+    replay_seconds: float = 5.0  # gateway: wall-clock budget of one live replay
+    socket_queue: int = 64  # gateway: frames queued for one WebSocket before it is closed
+    idempotency_seconds: int = 86_400  # gateway: how long an Idempotency-Key is remembered
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -83,6 +97,14 @@ class Settings:
             raise SettingsError("RUMMY_DRAIN_SECONDS must be positive")
         if "{" in self.prefix or "}" in self.prefix:
             raise SettingsError("RUMMY_PREFIX may not contain braces")
+        if self.solver_workers < 1 or self.solver_workers > 64:
+            raise SettingsError("RUMMY_SOLVER_WORKERS must be 1-64")
+        if self.hint_seconds <= 0 or self.replay_seconds <= 0:
+            raise SettingsError("RUMMY_HINT_SECONDS and RUMMY_REPLAY_SECONDS must be positive")
+        if self.socket_queue < 1:
+            raise SettingsError("RUMMY_SOCKET_QUEUE must be at least 1")
+        if self.idempotency_seconds < 1:
+            raise SettingsError("RUMMY_IDEMPOTENCY_SECONDS must be at least 1")
 
     def consumer_name(self) -> str:
         """This process's name in the consumer groups."""
