@@ -2,29 +2,51 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+HOST   ?= 127.0.0.1
+PORT   ?= 8080
+# What the service needs to run, and what the tests and lint need on top.
+RUNTIME := $(VENV)/.runtime-stamp
+STAMP   := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-fast lint bench clean
+.PHONY: install run solver test test-fast lint bench clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+$(RUNTIME): pyproject.toml
+	@echo "make: installing the service's packages into $(VENV) (once; about a minute)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip install -q -e .
+	@touch $@
+
+$(STAMP): $(RUNTIME)
+	@echo "make: installing the test tools into $(VENV) (once)"
+	@$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $@
 
 # The solver's inner modules compiled with mypyc (shared/core/compiled.py) when a C compiler is
 # at hand, again whenever one of them changes; without one the solver runs as plain Python.
 SOLVER := build/.solver-attempted
-$(SOLVER): $(STAMP) shared/core/compiled.py $(wildcard shared/core/solver_*.py)
+SOLVER_SOURCES := shared/core/compiled.py $(wildcard shared/core/solver_*.py)
+$(SOLVER): $(SOLVER_SOURCES) | $(RUNTIME)
 	@mkdir -p build
+	@echo "make: compiling the solver (a few minutes; log in build/solver.log)"
+	@$(BIN)/python -m pip install -q -e '.[solver]' > build/solver.log 2>&1
 	@$(BIN)/python -c "from shared.core.compiled import build; print(build())" \
-		> build/solver.log 2>&1; tail -n 1 build/solver.log
+		>> build/solver.log 2>&1; tail -n 1 build/solver.log
 	@touch $@
+
+solver: $(SOLVER)
 
 install: $(STAMP) $(SOLVER)
 
-run: install
-	$(BIN)/rummy serve
+# The service on the runtime packages alone: a page within a minute or two of a bare clone. The
+# solver compiles in the background the first time (hints run as plain Python until it is built).
+run: $(RUNTIME)
+	@if [ ! -f $(SOLVER) ] || [ -n "$$(find $(SOLVER_SOURCES) -newer $(SOLVER) 2>/dev/null)" ]; then \
+		echo "make: compiling the solver in the background (build/solver.log); until it is"; \
+		echo "      built, hints run as plain Python (slower, the same answers)"; \
+		($(MAKE) -s solver > /dev/null 2>&1 &); \
+	fi
+	$(BIN)/rummy serve --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/python -m pytest

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 
 from shared.infra.settings import Settings, SettingsError
+
+LOCAL = "127.0.0.1"
+DEFAULT_PORT = 8080
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,8 +21,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "serve",
         help="run the whole service in one process (embedded Redis unless REDIS_URL is set)",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8080, help="port to listen on")
+    p.add_argument(
+        "--host",
+        default=None,
+        help="address to listen on (default RUMMY_HTTP_HOST if set, else 127.0.0.1: this"
+        " machine only; 0.0.0.0 lets other machines in)",
+    )
+    p.add_argument(
+        "--port", type=int, default=None, help="port (default RUMMY_HTTP_PORT if set, else 8080)"
+    )
     p.add_argument(
         "--allow-seeded-games",
         action="store_true",
@@ -36,12 +47,17 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     from shared.infra.connection import connect
 
     client = connect(settings)
+    runner = web.AppRunner(make_app(client, settings), access_log=None)
+    await runner.setup()
+    try:  # the port first: a busy one stops here, before any loop runs that would need stopping
+        await web.TCPSite(runner, host, port).start()
+    except OSError:
+        await runner.cleanup()
+        await client.aclose()
+        raise
     referee = Referee(client, settings)
     scoring = Scoring(client, settings)
     workers = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
-    runner = web.AppRunner(make_app(client, settings), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -77,9 +93,23 @@ def run(args: argparse.Namespace) -> int:
     from shared.infra.observability import configure_logging
 
     configure_logging(settings.log_level)
+    host, port = listen_address(args, settings)
     try:
-        asyncio.run(serve(settings, args.host, args.port))
+        asyncio.run(serve(settings, host, port))
     except OSError as err:
-        print(f"rummy serve: cannot listen on {args.host}:{args.port}: {err}", file=sys.stderr)
+        print(
+            f"rummy serve: cannot listen on {host}:{port}: {err.strerror or err}.\n"
+            f"Pick another port: `make run PORT=8090` or `rummy serve --port 8090`"
+            " (and `--host 0.0.0.0` to let other machines in).",
+            file=sys.stderr,
+        )
         return 1
     return 0
+
+
+def listen_address(args: argparse.Namespace, settings: Settings) -> tuple[str, int]:
+    """Where to listen: the flags, else ``RUMMY_HTTP_HOST``/``RUMMY_HTTP_PORT``, else this
+    machine only on 8080 (the settings' host default, every interface, suits the deployed
+    gateway, not a newcomer's laptop)."""
+    host = args.host or (settings.http_host if os.environ.get("RUMMY_HTTP_HOST") else LOCAL)
+    return host, args.port or settings.http_port or DEFAULT_PORT
