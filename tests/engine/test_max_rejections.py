@@ -5,6 +5,7 @@ nothing more where a place-draw-place seat has already placed or drawn."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -266,3 +267,20 @@ def test_the_forfeiting_rejection_names_the_limit_to_the_seat_only() -> None:
         "rejected": 4,
     }
     game.refuse(Discard(0, cards("5H")[0]), "not_your_turn")
+
+
+@pytest.mark.parametrize("rules", ["robbers", "robbers-classic", "rummikub"])
+def test_rummy_simulate_with_stubborn_bots_counts_forfeits(
+    rules: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`rummy simulate` with bots that insist on illegal layouts: games finish, every invariant
+    holds (the fold equals the state, cards are conserved), and the forfeits are counted."""
+    from shared.cli.main import main
+
+    argv = ["simulate", "--rules", rules, "--players", "3", "--games", "2", "--seed", "3"]
+    options = '{"match_rounds": 1}' if rules != "robbers-classic" else "{}"
+    code = main([*argv, "--bots", "stubborn,random", "--options", options, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["invariant_violations"] == 0, result["violations"]
+    assert result["games"] == 2 and result["forfeits"] > 0
+    assert result["rejected"] > result["forfeits"]
