@@ -145,7 +145,11 @@ OPTIONS: dict[str, OptionSpec] = {
         choices=("play_or_draw", "place_draw_place"),
     ),
     "failed_turn_draw": OptionSpec(
-        "int", "cards drawn when a turn with a rejected layout ends in a draw or timeout", 1, 5
+        "int",
+        "cards drawn when a turn with a rejected layout ends in a draw, a timeout or a forfeit "
+        "(max_rejections)",
+        1,
+        5,
     ),
     "max_rejections": OptionSpec(
         "int",
