@@ -1,10 +1,9 @@
-"""`rummy scoring`: the scoring process, or `--rebuild` of its projections from the logs."""
+"""`rummy scoring`: the scoring process (`--rebuild` is `rummy rebuild`, kept for old scripts)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from shared.infra.settings import Settings, SettingsError
@@ -23,11 +22,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--rebuild",
         action="store_true",
-        help="drop the projections, rebuild them from the logs, print the differences, exit",
+        help="the same as `rummy rebuild` (kept for old scripts): drop the projections, "
+        "rebuild them from the logs, print the differences, exit 1 if there were any",
     )
 
 
-async def _main(settings: Settings, rebuild: bool) -> int:
+async def _main(settings: Settings) -> int:
     from services.scoring.scoring import Scoring
     from shared.infra.connection import connect
     from shared.infra.process import run_service
@@ -35,10 +35,6 @@ async def _main(settings: Settings, rebuild: bool) -> int:
     client = connect(settings)
     scoring = Scoring(client, settings)
     try:
-        if rebuild:
-            report = await scoring.rebuild()
-            print(json.dumps(report))
-            return 0
         port = settings.http_port or DEFAULT_PORT
         await run_service("scoring", scoring, scoring.registry, settings.http_host, port)
         return 0
@@ -47,7 +43,12 @@ async def _main(settings: Settings, rebuild: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run until SIGTERM (or rebuild and exit)."""
+    """Run until SIGTERM (or, with ``--rebuild``, be `rummy rebuild`: one command, one report,
+    one exit code)."""
+    if args.rebuild:
+        from shared.cli import audit
+
+        return audit.run(argparse.Namespace(command="rebuild"))
     try:
         settings = Settings.from_env()
     except SettingsError as err:
@@ -59,4 +60,4 @@ def run(args: argparse.Namespace) -> int:
     from shared.infra.observability import configure_logging
 
     configure_logging(settings.log_level)
-    return asyncio.run(_main(settings, args.rebuild))
+    return asyncio.run(_main(settings))

@@ -42,7 +42,12 @@ from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
 from shared.infra.store.redis import RedisEventStore
 
+# News that changes a game's projected standings (``game_standings``) or needs a score sheet:
+# every game is projected from its creation, so that a rebuild from the logs finds on a healthy
+# deployment exactly what the live projections hold (a test checks that every command changing
+# the standings announces one of these).
 INTERESTING = {
+    "GameCreated",
     "RoundEnded",
     "ScoresRecorded",
     "MatchEnded",
@@ -53,6 +58,7 @@ INTERESTING = {
 FOLLOW_PAUSE = 0.05  # seconds between reads of a partition that had little news
 MAX_CONFLICTS = 10
 SWEEP_SECONDS = 5.0
+REPORTED_GAMES = 20  # a rebuild names at most this many games whose standings differed
 
 
 def carried_on(state: GameState, round_number: int) -> bool:
@@ -331,8 +337,8 @@ class Scoring:
         raise RuntimeError(f"game {game_id}: {MAX_CONFLICTS} version conflicts in a row")
 
     async def rebuild(self) -> dict[str, Any]:
-        """Drop every projection and rebuild it from the logs; report the differences from
-        what was live."""
+        """Drop every projection and rebuild it from the logs; report the parts that differed
+        from what was live (``differences``) and which games' standings did."""
         game_ids = await self.store.list_games()
         before = await self.projections.snapshot(game_ids)
         await self.projections.drop(game_ids)
@@ -344,7 +350,12 @@ class Scoring:
         differences = [
             part for part in ("players", "leaderboard", "games") if before[part] != after[part]
         ]
-        return {"games": len(game_ids), "differences": differences}
+        differing = sorted(g for g in game_ids if before["games"][g] != after["games"][g])
+        return {
+            "games": len(game_ids),
+            "differences": differences,
+            "games_differing": differing[:REPORTED_GAMES],
+        }
 
     async def ready(self) -> tuple[bool, str]:
         """Ready when Redis answers and the feed is followed."""

@@ -30,6 +30,7 @@ from shared.core.events import (
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
+    TurnForfeited,
     TurnPassed,
     TurnPlayed,
     TurnStarted,
@@ -256,6 +257,17 @@ class _Walk:
             elif turn.deadline is None or time < turn.deadline:
                 fail(version, f"turn {e.number} timed out at version {version} before its deadline")
             self.ended_by.add("timeout")
+        elif isinstance(e, TurnForfeited):  # Decision 14: one rejected layout past the limit
+            turn, limit = s.turn, s.rules.max_rejections
+            if s.phase != "turns" or turn is None or (turn.seat, turn.number) != (e.seat, e.number):
+                fail(version, f"turn {e.number} is forfeited at version {version}, not in play")
+            elif e.reason != "max_rejections" or e.rejected != turn.rejected or e.rejected <= limit:
+                fail(
+                    version,
+                    f"turn {e.number} is forfeited at version {version} after {turn.rejected} "
+                    f"rejected layout(s) ({e.reason}, {e.rejected} recorded); max_rejections is "
+                    f"{limit}",
+                )
         elif isinstance(e, RoundEnded):
             self._round_ended(s, e, version)
         elif isinstance(e, ScoresRecorded):

@@ -109,7 +109,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "rebuild",
         help="rebuild every projection from the logs and report differences",
         description="Drops the standings, leaderboard and player statistics of the store at "
-        "REDIS_URL and rebuilds them from the game logs; exit 1 if they differed.",
+        "REDIS_URL and rebuilds them from the game logs; prints {games, differences, "
+        "games_differing}; exit 0 if the live projections were what the logs give, 1 if they "
+        "differed (they are repaired either way), 2 for bad input (no REDIS_URL). "
+        "`rummy scoring --rebuild` is the same command.",
     )
 
 
@@ -463,8 +466,11 @@ def _rebuild(args: argparse.Namespace) -> int:
     report = asyncio.run(main())
     print(json.dumps(report))
     if report["differences"]:
+        games = report.get("games_differing") or []
+        named = f" (standings of {', '.join(games)})" if games else ""
         print(
-            f"rummy rebuild: the live projections differed in {', '.join(report['differences'])}",
+            f"rummy rebuild: the live projections differed in "
+            f"{', '.join(report['differences'])}{named}; rebuilt from the logs",
             file=sys.stderr,
         )
         return EXIT_FAILED

@@ -102,6 +102,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             rejected=report.rejected,
             events=len(report.events),
             timeouts=report.timeouts,
+            forfeits=report.forfeits,
         )
         for seat in report.state.winners:
             wins[seat_kinds[seat]] += 1
@@ -151,6 +152,7 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
         "mean_turns_per_round": round(totals["turns"] / max(totals["rounds"], 1), 2),
         "rejected": totals["rejected"],
         "timeouts": totals["timeouts"],
+        "forfeits": totals["forfeits"],
         "invariant_violations": len(violations),
         "violations": violations[:20],
         "seconds": round(seconds, 3),

@@ -1,7 +1,8 @@
 """Bots: players that decide from their own ``SeatView`` only and send the commands a person
 would. Every play a bot proposes is checked with the rules core first, so a bot never sends an
 illegal layout by mistake; the ``clumsy`` bot sends one on purpose now and then, which is how
-self-play exercises rejected attempts and failed-turn draws.
+self-play exercises rejected attempts and failed-turn draws, and the ``stubborn`` bot insists
+until the referee ends its turn (``max_rejections``).
 
 A bot is anything with ``name`` and ``choose(view, rng) -> Command``; a stronger solver-driven
 bot plugs in by implementing the same protocol and registering in ``BOTS``.
@@ -255,10 +256,28 @@ class ClumsyBot:
         return _turn(view, rng, lambda: random_layout(view, rng))
 
 
+class StubbornBot:
+    """A random player that, once refused, often insists with more illegal layouts: it runs
+    into ``max_rejections`` (Decision 14) now and then, so self-play exercises forfeited turns."""
+
+    name = "stubborn"
+    mistake_rate = 0.1
+    insist_rate = 0.75
+
+    def choose(self, view: SeatView, rng: random.Random) -> Command:
+        may_play = not (view.rules.discard_pile and not view.drawn)
+        rate = self.insist_rate if view.rejected else self.mistake_rate
+        if may_play and view.hand and rng.random() < rate:
+            card = rng.choice(view.hand)
+            return Play(view.seat, (*view.table, (card,)))
+        return _turn(view, rng, lambda: random_layout(view, rng))
+
+
 BOTS: dict[str, Callable[[], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "clumsy": ClumsyBot,
+    "stubborn": StubbornBot,
 }
 
 

@@ -21,7 +21,8 @@ class Rejection:
 
 
 REJECTIONS: dict[str, str] = {
-    "illegal_layout": "the proposed table is not legal; the message gives the rules core's reason",
+    "illegal_layout": "the proposed table is not legal; the message gives the rules core's reason "
+    "(and, for the rejected layout one past max_rejections, that the referee ended the turn)",
     "not_your_turn": "it is another seat's turn",
     "game_not_started": "the game is still waiting for players or for the host to start it",
     "game_finished": "the game is over",

@@ -44,6 +44,7 @@ from shared.core.events import (
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
+    TurnForfeited,
     TurnPassed,
     TurnPlayed,
     TurnStarted,
@@ -204,11 +205,13 @@ def _play(state: GameState, cmd: Play, ctx: Context) -> Decision:
     verdict = judge_play(rules, state.table, hand, state.opened[cmd.seat], cmd.layout)
     if not verdict.legal:
         assert verdict.code is not None and verdict.reason is not None
-        return [
-            CommandRejected(
-                cmd.seat, "play", "illegal_layout", verdict.code, verdict.reason, cmd.layout
-            )
-        ]
+        if state.turn.rejected < rules.max_rejections:
+            return [
+                CommandRejected(
+                    cmd.seat, "play", "illegal_layout", verdict.code, verdict.reason, cmd.layout
+                )
+            ]
+        return _forfeit(state, cmd, verdict.code, verdict.reason, ctx)
     taken = state.turn.taken
     if taken is not None and not verdict.out:
         left = list(hand)
@@ -379,6 +382,39 @@ def _discard(state: GameState, cmd: Discard, ctx: Context) -> Decision:
     return events
 
 
+def _forfeit(state: GameState, cmd: Play, code: str, reason: str, ctx: Context) -> Decision:
+    """Decision 14: the rejected layout one past ``max_rejections`` is recorded, and the referee
+    ends the turn at once, as the timer would (Decision 6) after a rejected layout."""
+    assert state.turn is not None
+    rejected = state.turn.rejected + 1
+    ending = _referee_ends_turn(state, cmd.seat, True, ctx)
+    if isinstance(ending, Rejection):
+        return ending
+    limit = state.rules.max_rejections
+    told = (
+        f"{reason}; that is rejected layout {rejected} of this turn, one more than "
+        f"max_rejections ({limit}) allows: the turn is over ({_ending_words(ending)})"
+    )
+    return [
+        CommandRejected(cmd.seat, "play", "illegal_layout", code, told, cmd.layout),
+        TurnForfeited(cmd.seat, state.turn.number, "max_rejections", rejected),
+        *ending,
+    ]
+
+
+def _ending_words(events: list[Event]) -> str:
+    """How the referee ended a turn, for the seat's refusal message."""
+    for event in events:
+        if isinstance(event, CardDrawn):
+            count = len(event.cards)
+            return f"you drew {count} card{'' if count == 1 else 's'}"
+        if isinstance(event, TurnPassed):
+            return "the stock is empty: a pass"
+        if isinstance(event, CardDiscarded):
+            return f"the referee discarded {card_str(event.card)} for you"
+    return "it ends as it stands"
+
+
 def _timeout(state: GameState, cmd: Timeout, ctx: Context) -> Decision:
     """Decision 6: at the deadline the referee ends the turn as a draw (rule 5's count), as a
     pass with an empty stock, or with a discard where the seat has already drawn."""
@@ -387,29 +423,38 @@ def _timeout(state: GameState, cmd: Timeout, ctx: Context) -> Decision:
         return _no("stale_timeout", f"turn {cmd.number} is already over")
     if turn.deadline is None or ctx.now < turn.deadline:
         return _no("timer_not_expired", f"turn {cmd.number}'s deadline has not passed")
-    seat, rules = turn.seat, state.rules
-    events: list[Event] = [TurnTimedOut(seat, turn.number)]
+    ending = _referee_ends_turn(state, turn.seat, turn.rejected > 0, ctx)
+    if isinstance(ending, Rejection):
+        return ending
+    return [TurnTimedOut(turn.seat, turn.number), *ending]
+
+
+def _referee_ends_turn(
+    state: GameState, seat: int, failed: bool, ctx: Context
+) -> list[Event] | Rejection:
+    """The end of a turn the seat did not end itself (the timer, Decision 6, or too many
+    rejected layouts, Decision 14): a discard where the seat has drawn from the stock or the
+    pile (discard pile); nothing more where it drew or placed (place-draw-place); a pass with an
+    empty stock; otherwise a draw, the failed-turn draw when ``failed`` (Decision 5)."""
+    turn = state.turn
+    assert turn is not None
+    rules = state.rules
     if rules.discard_pile and turn.drawn:
         hand = state.hands[seat]
         values = card_values(rules.point_values if rules.point_values != "none" else "tiles")
         choices = [c for c in hand if c != turn.taken or hand.count(c) > 1]
         worst = max(choices, key=lambda c: (c != JOKER, values[c] if c != JOKER else 0))
         if len(hand) == 1:  # discarding the last card goes out, as in ``_discard``
-            return [
-                *events,
-                CardDiscarded(seat, worst),
-                _round_end(state, "out", seat, state.last_player),
-            ]
-        return [*events, CardDiscarded(seat, worst), *_end_turn(state, seat, ctx)]
+            return [CardDiscarded(seat, worst), _round_end(state, "out", seat, state.last_player)]
+        return [CardDiscarded(seat, worst), *_end_turn(state, seat, ctx)]
     if turn.drawn or (turn.placed and rules.turn_shape == "place_draw_place"):
-        return events + _end_turn(state, seat, ctx)
+        return _end_turn(state, seat, ctx)
     if _stock_empty(state):
-        return events + _pass_or_stall(state, seat, ctx)
-    failed = turn.rejected > 0
+        return _pass_or_stall(state, seat, ctx)
     drawn = _draw_cards(state, seat, rules.failed_turn_draw if failed else 1, failed, ctx)
     if isinstance(drawn, Rejection):
         return drawn
-    return events + drawn + _end_turn(state, seat, ctx)
+    return drawn + _end_turn(state, seat, ctx)
 
 
 # --- between rounds ----------------------------------------------------------------------------

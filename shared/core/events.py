@@ -174,6 +174,19 @@ class TurnTimedOut(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class TurnForfeited(Event):
+    """The referee ended the turn because the seat used up its rejected layouts (Decision 14):
+    ``rejected`` layouts were refused this turn, one more than ``max_rejections`` allows. Its
+    consequence follows as for a timeout: the failed-turn draw, a pass, or a discard."""
+
+    TYPE: ClassVar[str] = "TurnForfeited"
+    seat: int
+    number: int
+    reason: str  # "max_rejections"
+    rejected: int
+
+
+@dataclass(frozen=True, slots=True)
 class RoundEnded(Event):
     """The facts of a round's end: who went out (or that it stalled) and every hand left."""
 
@@ -234,6 +247,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CommandRejected,
         TurnPassed,
         TurnTimedOut,
+        TurnForfeited,
         RoundEnded,
         ScoresRecorded,
         MatchEnded,

@@ -29,6 +29,7 @@ from shared.core.events import (
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
+    TurnForfeited,
     TurnPassed,
     TurnPlayed,
     TurnStarted,
@@ -148,6 +149,10 @@ def _timed_out(s: GameState, e: TurnTimedOut) -> Changes:
     return {}
 
 
+def _forfeited(s: GameState, e: TurnForfeited) -> Changes:
+    return {}  # the events that follow it (a draw, a pass, a discard, the next turn) say it all
+
+
 def _round_ended(s: GameState, e: RoundEnded) -> Changes:
     result = RoundResult(e.round, e.reason, e.out, e.seats, e.hands, e.redeemed, e.last_player)
     return dict(phase="scoring", turn=None, rounds=(*s.rounds, result))
@@ -182,6 +187,7 @@ _HANDLERS: dict[type[Event], Callable[[GameState, Any], Changes]] = {
     CommandRejected: _rejected,
     TurnPassed: _passed,
     TurnTimedOut: _timed_out,
+    TurnForfeited: _forfeited,
     RoundEnded: _round_ended,
     ScoresRecorded: _scored,
     MatchEnded: _match_ended,

@@ -51,6 +51,7 @@ class RuleSet:
     joker_policy: JokerPolicy
     turn_shape: TurnShape
     failed_turn_draw: int
+    max_rejections: int  # rejected layouts a turn absorbs; the next one ends it (Decision 14)
     turn_seconds: int | None
     stall_winner: StallWinner
     scoring: Scoring
@@ -144,7 +145,19 @@ OPTIONS: dict[str, OptionSpec] = {
         choices=("play_or_draw", "place_draw_place"),
     ),
     "failed_turn_draw": OptionSpec(
-        "int", "cards drawn when a turn with a rejected layout ends in a draw or timeout", 1, 5
+        "int",
+        "cards drawn when a turn with a rejected layout ends in a draw, a timeout or a forfeit "
+        "(max_rejections)",
+        1,
+        5,
+    ),
+    "max_rejections": OptionSpec(
+        "int",
+        "rejected layouts a turn may have and stay open; the next one ends the turn as a failed "
+        "turn (the failed-turn draw; a pass with an empty stock; the referee's discard after a "
+        "pile draw). 0: the first rejected layout ends the turn. There is no unlimited value",
+        0,
+        20,
     ),
     "turn_seconds": OptionSpec("int?", "turn timer in seconds; null: no timer", 5, 3600),
     "stall_winner": OptionSpec(
@@ -208,6 +221,7 @@ ROBBERS = RuleSet(
     joker_policy="to_hand",
     turn_shape="play_or_draw",
     failed_turn_draw=1,
+    max_rejections=3,
     turn_seconds=None,
     stall_winner="fewest_cards",
     scoring="penalty",

@@ -33,6 +33,7 @@ from shared.core.events import (
     Event,
     MatchEnded,
     RoundEnded,
+    TurnForfeited,
     TurnStarted,
     event_from,
     to_data,
@@ -57,6 +58,7 @@ class GameReport:
     rejected: int = 0
     refused: int = 0  # commands refused without an event (a bot bug if not zero)
     timeouts: int = 0
+    forfeits: int = 0  # turns ended by max_rejections (Decision 14)
     finished: bool = False
     violations: list[str] = field(default_factory=list)
 
@@ -168,6 +170,8 @@ class SelfPlay:
                 self.report.rejected += 1
             elif isinstance(event, TurnStarted):
                 self.report.turns += 1
+            elif isinstance(event, TurnForfeited):
+                self.report.forfeits += 1
             elif isinstance(event, RoundEnded):
                 self.report.rounds += 1
             if self.check:

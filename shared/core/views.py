@@ -161,6 +161,9 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
             "drawn": turn.drawn,
             "placed": turn.placed,
             "rejected": turn.rejected,
+            # Decision 14: how many more rejected layouts leave the turn open (0: the next
+            # rejected layout ends it)
+            "rejections_left": max(0, state.rules.max_rejections - turn.rejected),
             "taken": taken,
         }
     return view

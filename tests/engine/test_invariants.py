@@ -49,7 +49,7 @@ MIXES: list[Mix] = [
     ("rummikub", {"jokers": 6, "opening_points": 51}, 2, 0.05),
     ("rummikub", {"discard_pile": True, "ace": "wrap"}, 3, 0.0),
 ]
-KINDS = ["clumsy", "greedy", "random", "clumsy", "greedy", "random"]
+KINDS = ["clumsy", "greedy", "random", "stubborn", "greedy", "random"]  # stubborn: Decision 14
 
 
 def seat_bots(options: dict[str, Any], players: int, game: int) -> str:

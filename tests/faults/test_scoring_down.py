@@ -158,7 +158,7 @@ async def test_games_wait_while_scoring_is_down_and_catch_up_when_it_returns(
         )
         assert rebuild.returncode == 0, (rebuild.stdout, rebuild.stderr)
         report = json.loads(rebuild.stdout.strip().splitlines()[-1])
-        assert report == {"games": GAMES, "differences": []}, report
+        assert report == {"games": GAMES, "differences": [], "games_differing": []}, report
         standings = Keys(deployment.prefix).standings
         for game_id in game_ids:
             doc = json.loads(await redis_client.hget(standings(game_id), "standings"))

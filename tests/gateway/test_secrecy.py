@@ -150,7 +150,7 @@ class Checker:
         )
         turn = view["turn"]
         if turn is not None:
-            extra = {"drawn", "placed", "rejected", "taken"}
+            extra = {"drawn", "placed", "rejected", "rejections_left", "taken"}
             keys = {"seat", "number", "deadline"} | (extra if turn["seat"] == viewer else set())
             assert set(turn) == keys
         text = json.dumps(view)

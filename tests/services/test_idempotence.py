@@ -206,7 +206,7 @@ async def test_rebuilt_projections_match_the_live_ones(stack: Stack) -> None:
     assert sum(v for k, v in live["players"].items() if k.endswith(":games")) == 5
 
     report = await stack.scoring.rebuild()
-    assert report == {"games": 2, "differences": []}
+    assert report == {"games": 2, "differences": [], "games_differing": []}
     assert await projections.snapshot(games) == live
 
     # Dropped projections come back from the logs alone.
@@ -219,6 +219,7 @@ async def test_rebuilt_projections_match_the_live_ones(stack: Stack) -> None:
     report = await stack.scoring.rebuild()
     assert report["games"] == 2
     assert set(report["differences"]) == {"players", "leaderboard", "games"}
+    assert report["games_differing"] == [games[0]]
     assert await projections.snapshot(games) == live
     # A redelivered ending of a finished game counts nothing twice.
     await stack.scoring.catch_up(games[0])

@@ -56,6 +56,8 @@ function describeEvent(event, seatName) {
       return `${who(event.seat)} passed.`;
     case "TurnTimedOut":
       return `${who(event.seat)}'s time ran out.`;
+    case "TurnForfeited":
+      return `${who(event.seat)}'s turn ended after ${plural(event.rejected, "refused layout")}.`;
     case "StockReshuffled":
       return "The pile was shuffled into the stock.";
     case "RoundEnded":
@@ -752,6 +754,20 @@ export function showGame(root, gameId, { rules, watch = false, setConnection = (
     );
   }
 
+  // Decision 14: a turn survives max_rejections refused layouts; say how many are left.
+  function triesLeft() {
+    const turn = s.view && s.view.turn;
+    if (!myTurn() || !turn || typeof turn.rejections_left !== "number") return null;
+    const left = turn.rejections_left;
+    return h(
+      "p",
+      { class: "help" },
+      left === 0
+        ? "One more refused layout ends your turn (with the draw for a failed turn)."
+        : `Your turn goes on: it can take ${plural(left, "more refused layout")}; the one after that ends it.`,
+    );
+  }
+
   function messageBox() {
     const m = s.message;
     const role = m.kind === "error" ? "alert" : "status";
@@ -760,6 +776,7 @@ export function showGame(root, gameId, { rules, watch = false, setConnection = (
       { class: `message ${m.kind}`, role },
       m.title ? h("strong", {}, m.title) : null,
       h("p", {}, m.text.charAt(0).toUpperCase() + m.text.slice(1)),
+      m.kind === "error" && m.title === "The referee refused this layout" ? triesLeft() : null,
       m.kind === "error" && m.title === "The referee refused this layout"
         ? h(
             "button",
