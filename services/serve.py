@@ -28,35 +28,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 async def serve(settings: Settings, host: str, port: int) -> None:
     """Run the three services until Ctrl-C or SIGTERM, then stop them in order."""
-    from aiohttp import web
+    import structlog
 
     from services.gateway.app import make_app
     from services.referee.referee import Referee
     from services.scoring.scoring import Scoring
     from shared.infra.connection import connect
+    from shared.infra.observability import announce
+    from shared.infra.serving import start_http
 
     client = connect(settings)
     referee = Referee(client, settings)
     scoring = Scoring(client, settings)
     workers = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
-    runner = web.AppRunner(make_app(client, settings), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    runner = await start_http(make_app(client, settings), host, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     where = "an embedded Redis stand-in" if settings.redis_url is None else settings.redis_url
-    print(f"Robbers' Rummy is running on {where}.", flush=True)
-    print(
-        f"Open http://{host}:{port}/ (API at http://{host}:{port}/api/games,"
-        f" description at /openapi.json). Ctrl-C stops it.",
-        flush=True,
+    announce(
+        f"Robbers' Rummy is running on {where}: open http://{host}:{port}/ (API at"
+        f" http://{host}:{port}/api/games, description at /openapi.json). Ctrl-C stops it.",
+        url=f"http://{host}:{port}/",
     )
     try:
         await stop.wait()
     finally:
-        print("stopping...", flush=True)
+        structlog.get_logger("serve").info("stopping")
         await runner.cleanup()
         referee.stop()
         scoring.stop()
