@@ -182,7 +182,7 @@ async def test_the_gateways_own_errors_pass_unchanged() -> None:
 # --- what start_http relies on in aiohttp (fails loudly if a new aiohttp changes it) ----------
 
 
-def test_aiohttp_still_has_what_start_http_builds_on() -> None:
+async def test_aiohttp_still_has_what_start_http_builds_on() -> None:
     handle_error = inspect.signature(web.RequestHandler.handle_error)
     assert list(handle_error.parameters) == ["self", "request", "status", "exc", "message"], (
         "aiohttp's RequestHandler.handle_error changed: serving.JsonRefusals overrides it"
@@ -191,7 +191,11 @@ def test_aiohttp_still_has_what_start_http_builds_on() -> None:
         "aiohttp's RequestHandler has no __slots__ any more: JsonRefusals cannot take over a "
         "protocol's class (serving._JsonServer)"
     )
-    assert "request_handler" in vars(web.Server(broken, loop=asyncio.new_event_loop())), (
+
+    async def handler(request: web.BaseRequest) -> web.StreamResponse:
+        return web.Response()
+
+    assert "request_handler" in vars(web.Server(handler)), (
         "aiohttp's Server.request_handler is gone: serving.start_http wraps it"
     )
 

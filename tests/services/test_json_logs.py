@@ -37,7 +37,7 @@ def test_a_library_record_with_a_traceback_is_one_json_line() -> None:
     logger.addHandler(json_handler(stream))
     try:
         try:
-            {}["missing"]
+            raise KeyError("missing")
         except KeyError:
             logger.exception("Error handling request from %s", "127.0.0.1")
         logger.warning("two\nlines of text")
