@@ -66,6 +66,7 @@ bench: install
 	$(BIN)/python tests/bench/solver.py --positions 20 --games 0
 	$(BIN)/python tests/bench/direction.py --positions 20
 	$(BIN)/python tests/bench/arena.py --games 40
+	$(BIN)/python tests/bench/edge.py --seconds 8
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -39,20 +39,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 async def serve(settings: Settings, host: str, port: int) -> None:
     """Run the three services until Ctrl-C or SIGTERM, then stop them in order."""
-    from aiohttp import web
+    import structlog
 
     from services.gateway.app import make_app
     from services.referee.referee import Referee
     from services.scoring.scoring import Scoring
     from shared.infra.connection import connect
+    from shared.infra.observability import announce
+    from shared.infra.serving import start_http
 
     client = connect(settings)
-    runner = web.AppRunner(make_app(client, settings), access_log=None)
-    await runner.setup()
     try:  # the port first: a busy one stops here, before any loop runs that would need stopping
-        await web.TCPSite(runner, host, port).start()
+        runner = await start_http(make_app(client, settings), host, port)
     except OSError:
-        await runner.cleanup()
         await client.aclose()
         raise
     referee = Referee(client, settings)
@@ -63,16 +62,15 @@ async def serve(settings: Settings, host: str, port: int) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     where = "an embedded Redis stand-in" if settings.redis_url is None else settings.redis_url
-    print(f"Robbers' Rummy is running on {where}.", flush=True)
-    print(
-        f"Open http://{host}:{port}/ (API at http://{host}:{port}/api/games,"
-        f" description at /openapi.json). Ctrl-C stops it.",
-        flush=True,
+    announce(
+        f"Robbers' Rummy is running on {where}: open http://{host}:{port}/ (API at"
+        f" http://{host}:{port}/api/games, description at /openapi.json). Ctrl-C stops it.",
+        url=f"http://{host}:{port}/",
     )
     try:
         await stop.wait()
     finally:
-        print("stopping...", flush=True)
+        structlog.get_logger("serve").info("stopping")
         await runner.cleanup()
         referee.stop()
         scoring.stop()

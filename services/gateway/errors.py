@@ -15,8 +15,11 @@ GATEWAY_ERRORS: dict[str, str] = {
     "forbidden": "the token is valid but has no right to do this",
     "not_found": "no such game or path",
     "bad_json": "the body is not a JSON object",
-    "bad_request": "a field is missing or wrong (the message names it)",
+    "bad_request": "a field is missing or wrong (the message names it), or the request is not "
+    "valid HTTP (a malformed request line or header)",
     "body_too_large": "the request body is larger than the server accepts",
+    "url_too_large": "the request line (path and query) is longer than the server reads (414)",
+    "header_too_large": "a request header (name and value) is longer than the server reads (431)",
     "rate_limited": "too many commands for this token; slow down",
     "timeout": "the referee did not answer in time; retry with the same command id",
     "command_failed": "the referees could not handle the command (it is in the dead letters)",

@@ -31,20 +31,18 @@ async def serve_gateway(settings: Settings, host: str, port: int) -> None:
     """Run the gateway until SIGTERM/SIGINT, then close every socket and exit."""
     import signal
 
-    from aiohttp import web
-
     from services.gateway.app import make_app
     from shared.infra.connection import connect
+    from shared.infra.observability import announce
+    from shared.infra.serving import start_http
 
     client = connect(settings)
-    runner = web.AppRunner(make_app(client, settings), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
+    runner = await start_http(make_app(client, settings), host, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"gateway listening on http://{host}:{port}/", flush=True)
+    announce("gateway listening", url=f"http://{host}:{port}/")
     try:
         await stop.wait()
     finally:

@@ -13,6 +13,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from shared.infra.observability import health_routes
+from shared.infra.serving import start_http
 
 
 class Service(Protocol):
@@ -34,10 +35,7 @@ async def start_health_server(
     """Serve /healthz, /readyz and /metrics; returns the runner to clean up."""
     app = web.Application()
     health_routes(app, registry, ready)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
+    return await start_http(app, host, port)
 
 
 async def run_service(

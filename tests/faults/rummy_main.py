@@ -1,6 +1,7 @@
 """`python -m tests.faults.rummy_main COMMAND`: `rummy COMMAND` as the fault tests run it, with
-one addition for their diagnostics: on SIGUSR1 the process prints the stack of every asyncio
-task to its output (a process that does not stop when told shows where it waits)."""
+two additions: on SIGUSR1 the process prints the stack of every asyncio task to its output (a
+process that does not stop when told shows where it waits); on SIGUSR2 a callback of its event
+loop raises, as a library's bug would (the loop logs the traceback: the logs stay JSON)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,15 @@ def _dump_tasks() -> None:
     sys.stdout.flush()
 
 
+def _fail() -> None:
+    raise RuntimeError("a fault injected by SIGUSR2")
+
+
 def _run_with_dump(coro: Coroutine[Any, Any, Any], **kwargs: Any) -> Any:
     async def wrapped() -> Any:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _dump_tasks)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGUSR1, _dump_tasks)
+        loop.add_signal_handler(signal.SIGUSR2, lambda: loop.call_soon(_fail))
         return await coro
 
     return _run(wrapped(), **kwargs)
