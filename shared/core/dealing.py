@@ -128,26 +128,36 @@ class RecordedShuffle:
     def _recorded(self, items: Sequence[int], purpose: str) -> list[int] | None:
         kind, _, number = purpose.partition("/")
         for event in self.events:
-            if isinstance(event, StarterChosen) and event.method == kind == "random":
-                return [event.starter, *(s for s in items if s != event.starter)]
-            if isinstance(event, StarterChosen) and event.method == kind and number.isdigit():
-                attempt = int(number)
-                if not 1 <= attempt <= len(event.draws):
-                    return None
-                drawn = [card for _, card in event.draws[attempt - 1]]
-                left = Counter(items)
-                left.subtract(drawn)
-                if min(left.values(), default=0) < 0:
-                    return None
-                return [*drawn, *left.elements()]
-            if isinstance(event, RoundDealt) and kind == "deal" and number == str(event.round):
-                if event.starter not in event.seats or len(event.hands) <= max(event.seats):
-                    return None
-                order = _deal_order(event.seats, event.starter)
-                hands = [card for seat in order for card in event.hands[seat]]
-                return [*hands, *event.discard, *event.stock]
-            if isinstance(event, StockReshuffled) and kind == "reshuffle":
+            if isinstance(event, StarterChosen):
+                if purpose == "starter" and event.method == "random":
+                    return [event.starter, *(s for s in items if s != event.starter)]
+                if kind == event.method and number.isdigit():
+                    return _cut_order(items, event, int(number))
+            elif isinstance(event, RoundDealt) and purpose == f"deal/{event.round}":
+                return _dealt_order(event)
+            elif isinstance(event, StockReshuffled) and kind == "reshuffle":
                 if len(items) > len(event.stock):
                     return None
                 return list(event.stock[len(event.stock) - len(items) :])
         return None
+
+
+def _cut_order(items: Sequence[int], chosen: StarterChosen, attempt: int) -> list[int] | None:
+    """A deck whose first cards are the ones cut in ``attempt`` (counted from 1)."""
+    if not 1 <= attempt <= len(chosen.draws):
+        return None
+    drawn = [card for _, card in chosen.draws[attempt - 1]]
+    left = Counter(items)
+    left.subtract(drawn)
+    if min(left.values(), default=0) < 0:
+        return None
+    return [*drawn, *left.elements()]
+
+
+def _dealt_order(dealt: RoundDealt) -> list[int] | None:
+    """A deck that ``deal`` turns into these hands, pile and stock."""
+    if dealt.starter not in dealt.seats or not all(0 <= s < len(dealt.hands) for s in dealt.seats):
+        return None
+    order = _deal_order(dealt.seats, dealt.starter)
+    hands = [card for seat in order for card in dealt.hands[seat]]
+    return [*hands, *dealt.discard, *dealt.stock]
