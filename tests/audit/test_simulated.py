@@ -115,7 +115,7 @@ def test_a_simulated_game_audits_clean(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("rules", "options", "seats", "luck"), _cases(8)[len(_cases(1)) :])
+@pytest.mark.parametrize(("rules", "options", "seats", "luck"), _cases(8))
 def test_many_simulated_games_audit_clean(
     rules: str, options: dict[str, Any], seats: int, luck: int
 ) -> None:
