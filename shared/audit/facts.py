@@ -72,6 +72,7 @@ from shared.infra import codec
 from shared.infra.events import StoredEvent
 
 Decided = list[Event] | Rejection | Exception
+MAX_OUTCOME = 16  # more events than one command makes: where its shuffle outcomes are sought
 SCORING_EVENTS = (ScoresRecorded, MatchEnded)
 
 
@@ -188,11 +189,15 @@ def _in_order(play: TurnPlayed) -> TurnPlayed:
     return replace(play, played=tuple(sorted(play.played)), to_hand=tuple(sorted(play.to_hand)))
 
 
-def _first_difference(decided: Sequence[Event], recorded: Sequence[Event]) -> int | None:
-    """The first position where the decided events and the recorded ones after them differ
+def _first_difference(
+    decided: Sequence[Event], recorded: Sequence[Event], start: int = 0
+) -> int | None:
+    """The first position where the decided events and the recorded ones from ``start`` differ
     (None: they agree as far as both go; a log may end within one command's events)."""
-    for k, (mine, theirs) in enumerate(zip(decided, recorded, strict=False)):
-        if not _same(mine, theirs):
+    for k, mine in enumerate(decided):
+        if start + k >= len(recorded):
+            return None
+        if not _same(mine, recorded[start + k]):
             return k
     return None
 
@@ -246,7 +251,15 @@ class _Walk:
                 break
         index = 0
         while index < len(self.events):
-            end = self._command(index)
+            try:
+                end = self._command(index)
+            except Exception as err:  # facts of the wrong shape, even for a message about them
+                version = self.stored[index].version
+                self.replay.fail(
+                    version,
+                    f"version {version} ({self.events[index].TYPE}) holds malformed facts: {err!r}",
+                )
+                end = group_of(self.stored, index)[1]
             for k in range(index, end):
                 event, version = self.events[k], self.stored[k].version
                 self._count(event)
@@ -330,11 +343,10 @@ class _Walk:
             return group_of(self.stored, index)[1]
         self.counts["commands"] += 1
         now = self.stored[index].time
-        recorded = events[index:]
         seeded: Decided | None = None
         if self.secret is not None:
             seeded = self._decide(command, Context(now, self.secret))
-            if isinstance(seeded, list) and _first_difference(seeded, recorded) is None:
+            if isinstance(seeded, list) and _first_difference(seeded, events, index) is None:
                 self._notes(seeded, index)
                 return min(index + len(seeded), len(events))
         ahead = self._ahead(index)
@@ -346,12 +358,9 @@ class _Walk:
         return self._compare(index, command, decided)
 
     def _ahead(self, index: int) -> list[Event]:
-        """The events from ``index`` to the next turn's start: where a command's cut, deal or
+        """The events from ``index`` that one command's outcome may span: where its cut, deal or
         reshuffle is recorded."""
-        end = index + 1
-        while end < len(self.events) and not isinstance(self.events[end], TurnStarted):
-            end += 1
-        return self.events[index : end + 1]
+        return self.events[index : index + MAX_OUTCOME]
 
     def _compare(self, index: int, command: Command, decided: Decided) -> int:
         """Fail a check unless ``decided`` is what was recorded from ``index`` on."""
@@ -385,12 +394,11 @@ class _Walk:
                     f"{decided.message}",
                 )
             return after
-        recorded = self.events[index:]
-        k = _first_difference(decided, recorded)
+        k = _first_difference(decided, self.events, index)
         self._notes(decided, index)
         if k is None:
             return min(index + len(decided), len(self.events))
-        mine, theirs = decided[k], recorded[k]
+        mine, theirs = decided[k], self.events[index + k]
         where = self._version(index + k)
         why = self._difference(mine, theirs, where, what)
         if isinstance(mine, SCORING_EVENTS) or isinstance(theirs, SCORING_EVENTS):
@@ -400,7 +408,8 @@ class _Walk:
         return max(after, index + k + 1)
 
     def _notes(self, decided: Sequence[Event], index: int) -> None:
-        for k, (mine, theirs) in enumerate(zip(decided, self.events[index:], strict=False)):
+        recorded = self.events[index : index + len(decided)]
+        for k, (mine, theirs) in enumerate(zip(decided, recorded, strict=False)):
             if (
                 isinstance(mine, CommandRejected)
                 and isinstance(theirs, CommandRejected)
