@@ -1,20 +1,48 @@
-"""The walk over a game's events that re-checks every fact: the ``replay``, ``seed`` and
-``scores`` verdicts of the audit (see ``shared.audit.verify`` for what each one checks).
+"""The walk over a game's events behind the ``replay``, ``seed`` and ``scores`` verdicts of the
+audit (see ``shared.audit.verify`` for what each one checks): every recorded outcome re-derived
+by the rules engine itself, so that the audit holds no rules of its own.
 
-One pass folds the state with ``shared.core.evolve`` and, before applying each event, checks it
-against the state it applies to: the rules core re-judges plays and rejected attempts, draws must
-hold the top of the stock, deals and reshuffles are recomputed with ``rr-shuffle-v1`` once the
-seed is revealed, score sheets and the match result with the pure scoring module.
+The log records what commands did, not the commands. The walk reads each command back from the
+first event it made (:func:`command_of`: a play from its layout, a draw from ``CardDrawn``, a
+timeout from ``TurnTimedOut``...), decides it with ``shared.core.decide`` on the state the
+events before it fold to, at the time recorded for it, and checks that the events recorded next
+are the decided ones; then it folds the recorded events with ``evolve`` and goes on.
+
+The shuffle: every command is decided with the orders the log records
+(``shared.core.dealing.RecordedShuffle``), so a live game's rules are all checked while its seed
+is still secret; once the revealed seed hashes to the commitment, each command is decided with
+the seed as the service decided it, and where that differs from the recorded orders' decision the
+seed's verdict fails. What the engine cannot check stays here: the seed against its commitment,
+and the score sheets, which the scoring service computes (``decide`` only accepts or refuses
+them; the message names the pure score sheet).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
+from shared.audit.replay import group_of
 from shared.audit.verdicts import Verdict, short
-from shared.core.cards import cards_str, deck
-from shared.core.decide import _choose_starter, _deal, _recorded, _rotation, round_sheet
+from shared.core.cards import cards_str
+from shared.core.codes import Rejection
+from shared.core.commands import (
+    Command,
+    Context,
+    Continue,
+    CreateGame,
+    Discard,
+    Draw,
+    End,
+    Pass,
+    Play,
+    RecordScores,
+    Sit,
+    Start,
+    Timeout,
+)
+from shared.core.dealing import RecordedShuffle
+from shared.core.decide import decide, round_sheet
 from shared.core.events import (
     CardDiscarded,
     CardDrawn,
@@ -30,7 +58,6 @@ from shared.core.events import (
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
-    TurnForfeited,
     TurnPassed,
     TurnPlayed,
     TurnStarted,
@@ -38,13 +65,15 @@ from shared.core.events import (
     event_from,
 )
 from shared.core.evolve import evolve
-from shared.core.judgement import Verdict as Judged
-from shared.core.judgement import judge_play
-from shared.core.scoring import ScoringError, match_result
-from shared.core.shuffle import commitment, shuffle_key, shuffled
+from shared.core.scoring import ScoringError
+from shared.core.shuffle import commitment
 from shared.core.state import GameState
 from shared.infra import codec
 from shared.infra.events import StoredEvent
+
+Decided = list[Event] | Rejection | Exception
+MAX_OUTCOME = 16  # more events than one command makes: where its shuffle outcomes are sought
+SCORING_EVENTS = (ScoresRecorded, MatchEnded)
 
 
 @dataclass
@@ -68,132 +97,197 @@ def _melds(melds: Sequence[Sequence[int]]) -> str:
     return " | ".join(_cards(m) for m in melds) or "an empty table"
 
 
-def deck_conserved(state: GameState) -> bool:
-    """Every card of the deck in exactly one place (stock, pile, a hand, the table)."""
-    everywhere = [*state.stock, *state.discard]
-    for hand in state.hands:
-        everywhere += hand
-    for meld in state.table:
-        everywhere += meld
-    everywhere.sort()
-    return everywhere == deck(state.rules.jokers)
+# --- the commands the log records ----------------------------------------------------------------
 
 
-def expected_penalty(state: GameState) -> bool:
-    """Whether a stock draw now is the failed-turn draw (rule 5's count)."""
+def command_of(
+    state: GameState, events: Sequence[Event], index: int, game_id: str
+) -> Command | None:
+    """The command whose outcome begins with ``events[index]`` (None: no command begins with such
+    an event). A play is read from its layout: an accepted play records the table it made (the
+    canonical form of the one proposed, which the rules core judges the same), a rejected attempt
+    the layout proposed. A draw's card is not part of the command: the rules take it from the
+    stock (or the pile) of the state."""
+    event = events[index]
     turn = state.turn
-    return (
-        turn is not None and turn.rejected > 0 and not turn.placed and not state.rules.discard_pile
-    )
-
-
-def rejudge(state: GameState, seat: int, layout: Sequence[Sequence[int]]) -> Judged:
-    """Today's rules core on ``seat`` proposing ``layout`` in ``state``."""
-    return judge_play(state.rules, state.table, state.hands[seat], state.opened[seat], layout)
-
-
-def play_mismatch(state: GameState, event: TurnPlayed) -> str | None:
-    """Why a recorded play is not what today's rules core makes of its layout (None: it is)."""
-    verdict = rejudge(state, event.seat, event.layout)
-    if not verdict.legal:
-        return f"re-judged illegal ({verdict.code}): {verdict.reason}"
-    differences = []
-    if verdict.layout != event.layout:
-        differences.append(f"layout {_melds(verdict.layout)}, recorded {_melds(event.layout)}")
-    if tuple(sorted(verdict.played)) != tuple(sorted(event.played)):
-        differences.append(f"played {_cards(verdict.played)}, recorded {_cards(event.played)}")
-    if tuple(sorted(verdict.to_hand)) != tuple(sorted(event.to_hand)):
-        differences.append(
-            f"to the hand {_cards(verdict.to_hand)}, recorded {_cards(event.to_hand)}"
-        )
-    if verdict.points != event.points:
-        differences.append(f"points {verdict.points}, recorded {event.points}")
-    if verdict.opening != event.opening:
-        differences.append(f"opening {verdict.opening}, recorded {event.opening}")
-    if verdict.redeemed != event.redeemed:
-        differences.append(f"jokers redeemed {verdict.redeemed}, recorded {event.redeemed}")
-    turn = state.turn
-    if turn is not None and turn.taken is not None and not verdict.out:
-        left = list(state.hands[event.seat])
-        for card in verdict.played:
-            left.remove(card)
-        if [*left, *verdict.to_hand] == [turn.taken]:
-            differences.append("it leaves only the card taken from the pile this turn")
-    if differences:
-        return "re-judged legal but different: " + "; ".join(differences)
+    if isinstance(event, GameCreated):
+        return CreateGame(game_id, event.rules, event.options, event.seats, event.commitment)
+    if isinstance(event, PlayerSeated):
+        return Sit(event.name, event.seed)
+    if isinstance(event, GameStarted):
+        return Start()
+    if isinstance(event, TurnPlayed):
+        return Play(event.seat, event.layout)
+    if isinstance(event, CommandRejected):
+        if event.command == "play" and event.layout is not None:
+            return Play(event.seat, event.layout)
+        return None
+    if isinstance(event, CardDrawn):
+        return Draw(event.seat, event.source)
+    if isinstance(event, StockReshuffled):
+        after = events[index + 1] if index + 1 < len(events) else None
+        seat = after.seat if isinstance(after, CardDrawn) else turn.seat if turn else 0
+        return Draw(seat, "stock")
+    if isinstance(event, CardDiscarded):
+        return Discard(event.seat, event.card)
+    if isinstance(event, TurnPassed):
+        return Pass(event.seat)
+    if isinstance(event, TurnTimedOut):
+        return Timeout(event.number)
+    if isinstance(event, TurnStarted):
+        return End(turn.seat if turn is not None else event.seat)
+    if isinstance(event, ScoresRecorded):
+        return RecordScores(event.round, event.winner, event.went_out, event.seats, event.scores)
+    if isinstance(event, RoundDealt | MatchEnded):
+        return Continue()
     return None
 
 
+def _what(command: Command) -> str:
+    """The command in words, for a verdict's message."""
+    if isinstance(command, CreateGame):
+        return "the game's creation"
+    if isinstance(command, Sit):
+        return f"seating {command.name!r}"
+    if isinstance(command, Start):
+        return "the start"
+    if isinstance(command, Play):
+        return f"the play by seat {command.seat}"
+    if isinstance(command, Draw):
+        return f"the draw by seat {command.seat} from the {command.source}"
+    if isinstance(command, End):
+        return f"the end of seat {command.seat}'s turn"
+    if isinstance(command, Pass):
+        return f"the pass by seat {command.seat}"
+    if isinstance(command, Discard):
+        return f"the discard of {_cards([command.card])} by seat {command.seat}"
+    if isinstance(command, Timeout):
+        return f"the timeout of turn {command.number}"
+    if isinstance(command, RecordScores):
+        return f"the score sheet of round {command.round}"
+    return "the next deal or the match's end"
+
+
+def _same(decided: Event, recorded: Event) -> bool:
+    """Equal outcomes. The seed a ``SeedRevealed`` shows is the seed check's (against the
+    commitment); a rejected attempt's rules-core code and sentence may be worded differently by
+    today's rules core (a note, not a failure)."""
+    if type(decided) is not type(recorded):
+        return False
+    if isinstance(decided, SeedRevealed):
+        return True
+    if isinstance(decided, TurnPlayed) and isinstance(recorded, TurnPlayed):
+        return _in_order(decided) == _in_order(recorded)
+    if isinstance(decided, CommandRejected) and isinstance(recorded, CommandRejected):
+        key = (decided.seat, decided.command, decided.code, decided.layout)
+        return key == (recorded.seat, recorded.command, recorded.code, recorded.layout)
+    return decided == recorded
+
+
+def _in_order(play: TurnPlayed) -> TurnPlayed:
+    """The play with its played and returned cards sorted (their order says nothing)."""
+    return replace(play, played=tuple(sorted(play.played)), to_hand=tuple(sorted(play.to_hand)))
+
+
+def _first_difference(
+    decided: Sequence[Event], recorded: Sequence[Event], start: int = 0
+) -> int | None:
+    """The first position where the decided events and the recorded ones from ``start`` differ
+    (None: they agree as far as both go; a log may end within one command's events)."""
+    for k, mine in enumerate(decided):
+        if start + k >= len(recorded):
+            return None
+        if not _same(mine, recorded[start + k]):
+            return k
+    return None
+
+
+# --- the walk ------------------------------------------------------------------------------------
+
+
 class _Walk:
-    """One pass over the events: folds the state and runs the replay, seed and scores checks."""
+    """One pass over the events: decides every command again and folds what was recorded."""
 
     def __init__(self, game_id: str, events: Sequence[StoredEvent]) -> None:
         self.game_id = game_id
-        self.events = events
+        self.stored = events
+        self.events: list[Event] = []
         self.replay = _Check("replay")
         self.seed = _Check("seed")
         self.scores = _Check("scores")
         self.state = GameState()
         self.stopped_at: int | None = None
-        self.key: bytes | None = None
-        self.seed_usable = False
+        self.secret: bytes | None = None  # the revealed seed, once it hashes to the commitment
+        self.shown = b""  # the revealed seed's bytes, whatever it is (what a reveal re-makes)
         self.reveal: tuple[int, str] | None = None
-        self.ended_by: set[str] = set()  # pass, timeout, discard during the current turn
-        self.counts = {
-            "plays": 0,
-            "rejected": 0,
-            "draws": 0,
-            "deals": 0,
-            "reshuffles": 0,
-            "starters": 0,
-            "sheets": 0,
-            "matches": 0,
-        }
+        self.counts = dict.fromkeys(
+            (
+                "commands",
+                "plays",
+                "rejected",
+                "draws",
+                "timeouts",
+                "deals",
+                "reshuffles",
+                "starters",
+                "sheets",
+                "matches",
+            ),
+            0,
+        )
 
     # -- driver --
 
     def run(self) -> None:
         self._prepare_seed()
-        for stored in self.events:
-            version = stored.version
+        for stored in self.stored:
             try:
                 current = codec.UPCASTERS.upcast(stored)
-                event = event_from(current.type, current.data)
+                self.events.append(event_from(current.type, current.data))
             except ValueError as err:  # CodecError, UnknownEvent
+                version = stored.version
                 self.replay.fail(version, f"version {version} is not a known event: {err}")
                 self.stopped_at = version
-                return
-            before = self.state
+                break
+        index = 0
+        while index < len(self.events):
             try:
-                self._before(before, event, version, stored.time)
-            except Exception as err:  # a check that met data of the wrong shape
+                end = self._command(index)
+            except Exception as err:  # facts of the wrong shape, even for a message about them
+                version = self.stored[index].version
                 self.replay.fail(
-                    version, f"version {version} ({event.TYPE}) holds malformed facts: {err!r}"
+                    version,
+                    f"version {version} ({self.events[index].TYPE}) holds malformed facts: {err!r}",
                 )
-            try:
-                after = evolve(before, event)
-            except Exception as err:
-                self.replay.fail(
-                    version, f"version {version} ({event.TYPE}) cannot be applied: {err!r}"
-                )
-                self.stopped_at = version
-                return
-            self.state = after
+                end = group_of(self.stored, index)[1]
+            for k in range(index, end):
+                event, version = self.events[k], self.stored[k].version
+                self._count(event)
+                try:
+                    self.state = evolve(self.state, event)
+                except Exception as err:
+                    self.replay.fail(
+                        version, f"version {version} ({event.TYPE}) cannot be applied: {err!r}"
+                    )
+                    self.stopped_at = version
+                    return
+            index = end
 
     def _prepare_seed(self) -> None:
-        reveals = [e for e in self.events if e.type == "SeedRevealed"]
+        reveals = [e for e in self.stored if e.type == "SeedRevealed"]
         if not reveals:
             return
         last = codec.UPCASTERS.upcast(reveals[-1])
         seed = last.data.get("seed")
         self.reveal = (last.version, seed if isinstance(seed, str) else "")
-        created = self.events[0].data if self.events else {}
-        promised = created.get("commitment") if self.events[0].type == "GameCreated" else None
+        created = self.stored[0].data if self.stored else {}
+        promised = created.get("commitment") if self.stored[0].type == "GameCreated" else None
         try:
             raw = bytes.fromhex(self.reveal[1])
         except ValueError:
             self.seed.fail(last.version, f"the revealed seed {self.reveal[1]!r} is not hex")
             return
+        self.shown = raw
         if not self.reveal[1] or commitment(raw) != promised:
             self.seed.fail(
                 last.version,
@@ -202,454 +296,266 @@ class _Walk:
                 f"{short(str(promised))}: it is not the committed seed",
             )
             return
-        self.key = raw
-        self.seed_usable = True
+        self.secret = raw
 
-    # -- checks before applying an event (on the state before it) --
+    def _count(self, event: Event) -> None:
+        kinds: dict[type[Event], str] = {
+            TurnPlayed: "plays",
+            CommandRejected: "rejected",
+            CardDrawn: "draws",
+            TurnTimedOut: "timeouts",
+            RoundDealt: "deals",
+            StockReshuffled: "reshuffles",
+            StarterChosen: "starters",
+            ScoresRecorded: "sheets",
+            MatchEnded: "matches",
+        }
+        kind = kinds.get(type(event))
+        if kind is not None:
+            self.counts[kind] += 1
 
-    def _before(self, s: GameState, e: Event, version: int, time: float) -> None:
-        fail = self.replay.fail
-        if s.status == "new" and not isinstance(e, GameCreated):
-            fail(version, f"the log starts with {e.TYPE}, not GameCreated")
-            return
-        if isinstance(e, GameCreated):
-            if s.status != "new":
-                fail(version, f"a second GameCreated at version {version}")
-            elif e.game_id != self.game_id:
-                fail(version, f"GameCreated names game {e.game_id!r}, not {self.game_id!r}")
-        elif isinstance(e, PlayerSeated):
-            if s.status != "waiting" or s.seated() >= s.seats or e.seat != s.seated():
-                fail(version, f"seat {e.seat} taken at version {version}, which is not allowed")
-        elif isinstance(e, GameStarted):
-            if s.status != "waiting" or s.seated() != s.seats:
-                fail(version, f"the game started at version {version} without every seat taken")
-        elif isinstance(e, StarterChosen):
-            self._starter(s, e, version)
-        elif isinstance(e, RoundDealt):
-            self._deal(s, e, version)
-        elif isinstance(e, TurnStarted):
-            self._turn_started(s, e, version, time)
-        elif isinstance(e, TurnPlayed):
-            self._played(s, e, version)
-        elif isinstance(e, CommandRejected):
-            self._rejected(s, e, version)
-        elif isinstance(e, CardDrawn):
-            self._drawn(s, e, version)
-        elif isinstance(e, CardDiscarded):
-            self._discarded(s, e, version)
-        elif isinstance(e, StockReshuffled):
-            self._reshuffled(s, e, version)
-        elif isinstance(e, TurnPassed):
-            if self._on_turn(s, e.seat, version, "a pass"):
-                turn = s.turn
-                assert turn is not None
-                if s.stock or len(s.discard) > 1:
-                    fail(version, f"seat {e.seat} passed at version {version} with cards to draw")
-                elif turn.placed or turn.drawn:
-                    fail(version, f"seat {e.seat} passed at version {version} after moving")
-                self.ended_by.add("pass")
-        elif isinstance(e, TurnTimedOut):
-            turn = s.turn
-            if s.phase != "turns" or turn is None or turn.number != e.number:
-                fail(version, f"turn {e.number} timed out at version {version}, not in play")
-            elif turn.seat != e.seat:
-                fail(version, f"the timeout at version {version} names seat {e.seat}")
-            elif turn.deadline is None or time < turn.deadline:
-                fail(version, f"turn {e.number} timed out at version {version} before its deadline")
-            self.ended_by.add("timeout")
-        elif isinstance(e, TurnForfeited):  # Decision 14: one rejected layout past the limit
-            turn, limit = s.turn, s.rules.max_rejections
-            if s.phase != "turns" or turn is None or (turn.seat, turn.number) != (e.seat, e.number):
-                fail(version, f"turn {e.number} is forfeited at version {version}, not in play")
-            elif e.reason != "max_rejections" or e.rejected != turn.rejected or e.rejected <= limit:
-                fail(
-                    version,
-                    f"turn {e.number} is forfeited at version {version} after {turn.rejected} "
-                    f"rejected layout(s) ({e.reason}, {e.rejected} recorded); max_rejections is "
-                    f"{limit}",
-                )
-        elif isinstance(e, RoundEnded):
-            self._round_ended(s, e, version)
-        elif isinstance(e, ScoresRecorded):
-            self._scores(s, e, version)
-        elif isinstance(e, MatchEnded):
-            self._match_ended(s, e, version)
-        elif isinstance(e, SeedRevealed) and (s.status != "finished" or s.revealed_seed):
-            fail(version, f"the seed is revealed at version {version}, before the match ended")
+    def _version(self, index: int) -> int:
+        """The version of ``events[index]``, or the one after the log's last."""
+        if index < len(self.events):
+            return self.stored[index].version
+        return self.stored[len(self.events) - 1].version + 1
 
-    def _on_turn(self, s: GameState, seat: int, version: int, what: str) -> bool:
-        turn = s.turn
-        if s.phase != "turns" or turn is None:
-            self.replay.fail(version, f"{what} by seat {seat} at version {version}, outside a turn")
-            return False
-        if turn.seat != seat:
-            self.replay.fail(
-                version, f"{what} by seat {seat} at version {version}, on seat {turn.seat}'s turn"
-            )
-            return False
-        return True
-
-    def _starter(self, s: GameState, e: StarterChosen, version: int) -> None:
-        if s.status != "playing" or s.round != 0 or s.first_starter is not None:
-            self.replay.fail(version, f"a starter is chosen at version {version}, out of place")
-        self.counts["starters"] += 1
-        if self.seed_usable and self.key is not None:
-            key = shuffle_key(self.key, s.game_id, s.seeds)
-            expected = _choose_starter(s, key)
-            if expected != e:
-                self.seed.fail(
-                    version,
-                    f"StarterChosen at version {version} is not what rr-shuffle-v1 gives for the "
-                    f"revealed seed: dealer {expected.dealer} and starter {expected.starter} by "
-                    f"{expected.draws}, recorded dealer {e.dealer} and starter {e.starter} by "
-                    f"{e.draws}",
-                )
-
-    def _deal(self, s: GameState, e: RoundDealt, version: int) -> None:
-        fail = self.replay.fail
-        self.counts["deals"] += 1
-        rules = s.rules
-        if s.status != "playing" or e.round != s.round + 1:
-            fail(version, f"round {e.round} is dealt at version {version}, out of place")
-            return
-        if e.round == 1:
-            if s.phase != "none" or s.first_starter is None:
-                fail(version, f"round 1 is dealt at version {version} before a starter is chosen")
-                return
-            seats: tuple[int, ...] = tuple(range(s.seats))
-            due = (s.first_dealer, s.first_starter)
-        else:
-            if s.phase != "next":
-                fail(
-                    version,
-                    f"round {e.round} is dealt at version {version} before round "
-                    f"{s.round}'s score sheet",
-                )
-                return
-            try:
-                status = match_result(rules, s.seats, [_recorded(r) for r in s.rounds])
-            except (ScoringError, AssertionError) as err:
-                self.scores.fail(
-                    version, f"the score sheets before version {version} do not make a match: {err}"
-                )
-                return
-            if status.over:
-                self.scores.fail(
-                    version,
-                    f"round {e.round} is dealt at version {version}, but the match was over "
-                    f"(won by seat(s) {list(status.winners)})",
-                )
-                return
-            seats = status.next_seats
-            due = _rotation(s, e.round, seats)
-        if tuple(e.seats) != seats:
-            fail(
-                version,
-                f"round {e.round} at version {version} is dealt to seats "
-                f"{list(e.seats)}, but seats {list(seats)} were due to play it",
-            )
-        elif (e.dealer, e.starter) != due:
-            fail(
-                version,
-                f"round {e.round} at version {version} names dealer {e.dealer} and "
-                f"starter {e.starter}; due were dealer {due[0]} and starter {due[1]}",
-            )
-        size = rules.hand_size_for(len(e.seats))
-        if len(e.hands) != s.seats or any(
-            len(hand) != (size if seat in e.seats else 0) for seat, hand in enumerate(e.hands)
-        ):
-            fail(
-                version,
-                f"round {e.round} at version {version} deals hands of sizes "
-                f"{[len(h) for h in e.hands]}, not {size} cards to each seat playing",
-            )
-        if len(e.discard) != (1 if rules.discard_pile else 0):
-            fail(
-                version,
-                f"round {e.round} at version {version} starts a pile of {len(e.discard)} cards",
-            )
-        everything = [*e.stock, *e.discard, *(c for h in e.hands for c in h)]
-        if sorted(everything) != deck(rules.jokers):
-            fail(version, f"round {e.round}'s deal at version {version} is not one whole deck")
-        if self.seed_usable and self.key is not None:
-            key = shuffle_key(self.key, s.game_id, s.seeds)
-            expected = _deal(s, key, e.round, tuple(e.seats), e.dealer, e.starter)
-            if expected != e:
-                what = [
-                    f"the hand of seat {i}"
-                    for i, (a, b) in enumerate(zip(expected.hands, e.hands, strict=False))
-                    if a != b
-                ]
-                if expected.stock != e.stock:
-                    what.append("the stock order")
-                if expected.discard != e.discard:
-                    what.append("the pile")
-                self.seed.fail(
-                    version,
-                    f"round {e.round}'s deal at version {version} is not what rr-shuffle-v1 "
-                    f"gives for the revealed seed: {', '.join(what) or 'its facts'} differ",
-                )
-
-    def _turn_started(self, s: GameState, e: TurnStarted, version: int, time: float) -> None:
-        fail = self.replay.fail
-        if s.phase != "turns":
-            fail(version, f"turn {e.number} starts at version {version}, outside a round")
-            return
-        if e.number != s.turn_number + 1:
-            fail(
-                version, f"turn {e.number} starts at version {version}, after turn {s.turn_number}"
-            )
-        turn = s.turn
-        if turn is None:
-            due = s.starter
-        else:
-            due = s.next_seat(turn.seat)
-            ended = bool(self.ended_by & {"pass", "timeout"}) or (
-                "discard" in self.ended_by if s.rules.discard_pile else (turn.placed or turn.drawn)
-            )
-            if not ended:
-                fail(
-                    version,
-                    f"turn {turn.number} (seat {turn.seat}) ends at version {version} "
-                    "without a play, a draw, a discard, a pass or a timeout",
-                )
-        if e.seat != due:
-            fail(
-                version,
-                f"turn {e.number} at version {version} goes to seat {e.seat}, but it "
-                f"was seat {due}'s turn",
-            )
-        seconds = s.rules.turn_seconds
-        deadline = time + seconds if seconds else None
-        if e.deadline != deadline:
-            fail(
-                version,
-                f"turn {e.number} at version {version} has deadline {e.deadline}, "
-                f"not {deadline} ({seconds} seconds after it started)",
-            )
-        if not deck_conserved(s):
-            fail(
-                version,
-                f"the cards before turn {e.number} (version {version}) are not one whole deck",
-            )
-        self.ended_by = set()
-
-    def _played(self, s: GameState, e: TurnPlayed, version: int) -> None:
-        if not self._on_turn(s, e.seat, version, "a play"):
-            return
-        turn = s.turn
-        assert turn is not None
-        self.counts["plays"] += 1
-        rules = s.rules
-        if rules.discard_pile and not turn.drawn:
-            self.replay.fail(version, f"seat {e.seat} played at version {version} before drawing")
-            return
-        if (
-            rules.turn_shape == "play_or_draw"
-            and not rules.discard_pile
-            and (turn.placed or turn.drawn)
-        ):
-            self.replay.fail(version, f"seat {e.seat} played twice in turn {turn.number}")
-            return
-        why = play_mismatch(s, e)
-        if why:
-            self.replay.fail(version, f"the play at version {version} by seat {e.seat}: {why}")
-
-    def _rejected(self, s: GameState, e: CommandRejected, version: int) -> None:
-        if e.layout is None:
-            return
-        if not self._on_turn(s, e.seat, version, "a rejected attempt"):
-            return
-        self.counts["rejected"] += 1
-        verdict = rejudge(s, e.seat, e.layout)
-        if verdict.legal:
-            self.replay.fail(
-                version,
-                f"the attempt rejected at version {version} ({e.detail}) is legal by today's "
-                f"rules core: {_melds(e.layout)} from seat {e.seat}'s hand",
-            )
-        elif verdict.code != e.detail:
-            self.replay.notes.append(
-                f"version {version}: rejected as {e.detail}, today's rules core says {verdict.code}"
-            )
-
-    def _drawn(self, s: GameState, e: CardDrawn, version: int) -> None:
-        if not self._on_turn(s, e.seat, version, "a draw"):
-            return
-        turn = s.turn
-        assert turn is not None
-        self.counts["draws"] += 1
-        fail = self.replay.fail
-        rules = s.rules
-        if turn.drawn or (rules.discard_pile and turn.placed):
-            fail(
-                version,
-                f"seat {e.seat} drew a second time in turn {turn.number} (version {version})",
-            )
-            return
-        if e.source == "pile":
-            if not rules.discard_pile or tuple(e.cards) != s.discard[-1:] or e.penalty:
-                fail(
-                    version,
-                    f"the draw at version {version} takes {_cards(e.cards)} from the "
-                    f"pile, whose top is {_cards(s.discard[-1:])}",
-                )
-            return
-        if e.source != "stock":
-            fail(version, f"the draw at version {version} is from {e.source!r}")
-            return
-        penalty = expected_penalty(s)
-        count = rules.failed_turn_draw if penalty else 1
-        if e.penalty != penalty:
-            fail(
-                version,
-                f"the draw at version {version} is marked "
-                f"{'a' if e.penalty else 'not a'} failed-turn draw, but seat {e.seat} had "
-                f"{turn.rejected} rejected attempt(s) this turn",
-            )
-        elif not s.stock or tuple(e.cards) != s.stock[:count]:
-            fail(
-                version,
-                f"the draw at version {version} gives seat {e.seat} "
-                f"{_cards(e.cards)}, but the top of the stock was {_cards(s.stock[:count])}",
-            )
-
-    def _discarded(self, s: GameState, e: CardDiscarded, version: int) -> None:
-        if not self._on_turn(s, e.seat, version, "a discard"):
-            return
-        turn = s.turn
-        assert turn is not None
-        hand = s.hands[e.seat]
-        if not s.rules.discard_pile or not turn.drawn:
-            self.replay.fail(version, f"the discard at version {version} is not allowed here")
-        elif e.card not in hand:
-            self.replay.fail(
-                version,
-                f"seat {e.seat} discards {_cards([e.card])} at version "
-                f"{version}, which is not in its hand",
-            )
-        elif e.card == turn.taken and hand.count(e.card) < 2:
-            self.replay.fail(version, f"seat {e.seat} discards the card it took from the pile")
-        self.ended_by.add("discard")
-
-    def _reshuffled(self, s: GameState, e: StockReshuffled, version: int) -> None:
-        self.counts["reshuffles"] += 1
-        if (
-            s.phase != "turns"
-            or not s.rules.discard_pile
-            or len(s.discard) < 2
-            or tuple(e.stock[: len(s.stock)]) != s.stock
-            or sorted(e.stock) != sorted((*s.stock, *s.discard[:-1]))
-        ):
-            self.replay.fail(
-                version,
-                f"the reshuffle at version {version} is not the pile "
-                "under its top card added to the stock",
-            )
-            return
-        if self.seed_usable and self.key is not None:
-            key = shuffle_key(self.key, s.game_id, s.seeds)
-            refill = shuffled(s.discard[:-1], key, f"reshuffle/{s.turn_number}")
-            if tuple(e.stock) != (*s.stock, *refill):
-                self.seed.fail(
-                    version,
-                    f"the reshuffle at version {version} is not what "
-                    "rr-shuffle-v1 gives for the revealed seed",
-                )
-
-    def _round_ended(self, s: GameState, e: RoundEnded, version: int) -> None:
-        fail = self.replay.fail
-        if s.phase != "turns" or e.round != s.round:
-            fail(version, f"round {e.round} ends at version {version}, out of place")
-            return
-        turn = s.turn
-        if e.reason == "out":
-            if e.out is None or turn is None or e.out != turn.seat or s.hands[e.out]:
-                fail(
-                    version,
-                    f"round {e.round} ends at version {version} with seat {e.out} "
-                    "out, but that seat has not emptied its hand on its turn",
-                )
-                return
-        elif e.reason == "stalled":
-            if e.out is not None or s.passes < len(s.round_seats):
-                fail(
-                    version,
-                    f"round {e.round} ends stalled at version {version}, but only "
-                    f"{s.passes} seat(s) in a row passed",
-                )
-                return
-        else:
-            fail(version, f"round {e.round} ends at version {version} for reason {e.reason!r}")
-            return
-        expected = RoundEnded(
-            s.round, e.reason, e.out, s.round_seats, s.hands, s.last_player, s.redeemed
-        )
-        if expected != e:
-            what = []
-            if tuple(e.seats) != s.round_seats:
-                what.append("the seats")
-            if tuple(e.hands) != s.hands:
-                what.append("the hands left")
-            if e.last_player != s.last_player:
-                what.append("the last play")
-            if tuple(e.redeemed) != s.redeemed:
-                what.append("the jokers redeemed")
-            fail(
-                version,
-                f"round {e.round}'s end at version {version} misstates "
-                f"{', '.join(what) or 'its facts'}",
-            )
-
-    def _scores(self, s: GameState, e: ScoresRecorded, version: int) -> None:
-        if s.phase != "scoring" or not s.rounds:
-            self.replay.fail(
-                version, f"a score sheet at version {version}, with no round waiting for one"
-            )
-            return
-        self.counts["sheets"] += 1
-        last = s.rounds[-1]
+    def _decide(self, command: Command, ctx: Context) -> Decided:
         try:
-            sheet = round_sheet(s.rules, last)
+            return decide(self.state, command, ctx)
+        except Exception as err:  # a state no rules made (the log was edited): say so
+            return err
+
+    # -- one command --
+
+    def _command(self, index: int) -> int:
+        """Check the command whose events begin at ``index``; return where the next one begins."""
+        state, events = self.state, self.events
+        version = self.stored[index].version
+        command = command_of(state, events, index, self.game_id)
+        if command is None:
+            first = events[index]
+            self.replay.fail(
+                version,
+                f"version {version} ({first.TYPE}) begins no command: the rules make it only "
+                "as part of another command's outcome",
+            )
+            return group_of(self.stored, index)[1]
+        self.counts["commands"] += 1
+        now = self.stored[index].time
+        seeded: Decided | None = None
+        if self.secret is not None:
+            seeded = self._decide(command, Context(now, self.secret))
+            if isinstance(seeded, list) and _first_difference(seeded, events, index) is None:
+                self._notes(seeded, index)
+                return min(index + len(seeded), len(events))
+        ahead = self._ahead(index)
+        decided = self._decide(command, Context(now, self.shown, RecordedShuffle(ahead)))
+        if isinstance(seeded, list) and isinstance(decided, list):
+            k = _first_difference(seeded, decided)
+            if k is not None:
+                self._seed_failure(index + k, seeded[k])
+        return self._compare(index, command, decided)
+
+    def _ahead(self, index: int) -> list[Event]:
+        """The events from ``index`` that one command's outcome may span: where its cut, deal or
+        reshuffle is recorded."""
+        return self.events[index : index + MAX_OUTCOME]
+
+    def _compare(self, index: int, command: Command, decided: Decided) -> int:
+        """Fail a check unless ``decided`` is what was recorded from ``index`` on."""
+        version = self.stored[index].version
+        after = group_of(self.stored, index)[1]
+        what = _what(command)
+        if isinstance(decided, Exception):
+            if isinstance(decided, ScoringError) and isinstance(command, RecordScores):
+                self.scores.fail(version, f"round {command.round} cannot be scored: {decided}")
+            elif isinstance(decided, ScoringError | AssertionError) and isinstance(
+                command, Continue
+            ):
+                self.scores.fail(
+                    version,
+                    f"the score sheets before version {version} do not make a match: {decided}",
+                )
+            else:
+                self.replay.fail(
+                    version,
+                    f"{what} at version {version} cannot be decided on the state before it: "
+                    f"{decided!r}",
+                )
+            return after
+        if isinstance(decided, Rejection):
+            if decided.code == "scores_wrong" and isinstance(command, RecordScores):
+                self.scores.fail(version, self._sheet_message(command, version))
+            else:
+                self.replay.fail(
+                    version,
+                    f"{what} at version {version} is refused by the rules ({decided.code}): "
+                    f"{decided.message}",
+                )
+            return after
+        k = _first_difference(decided, self.events, index)
+        self._notes(decided, index)
+        if k is None:
+            return min(index + len(decided), len(self.events))
+        mine, theirs = decided[k], self.events[index + k]
+        where = self._version(index + k)
+        why = self._difference(mine, theirs, where, what)
+        if isinstance(mine, SCORING_EVENTS) or isinstance(theirs, SCORING_EVENTS):
+            self.scores.fail(where, why)
+        else:
+            self.replay.fail(where, why)
+        return max(after, index + k + 1)
+
+    def _notes(self, decided: Sequence[Event], index: int) -> None:
+        recorded = self.events[index : index + len(decided)]
+        for k, (mine, theirs) in enumerate(zip(decided, recorded, strict=False)):
+            if (
+                isinstance(mine, CommandRejected)
+                and isinstance(theirs, CommandRejected)
+                and mine.detail != theirs.detail
+            ):
+                self.replay.notes.append(
+                    f"version {self._version(index + k)}: rejected as {theirs.detail}, today's "
+                    f"rules core says {mine.detail}"
+                )
+
+    # -- messages --
+
+    def _sheet_message(self, command: RecordScores, version: int) -> str:
+        state = self.state
+        last = state.rounds[-1]
+        try:
+            sheet = round_sheet(state.rules, last)
         except ScoringError as err:
-            self.scores.fail(version, f"round {last.round} cannot be scored: {err}")
-            return
-        expected = (last.round, sheet.winner, sheet.went_out, sheet.seats, sheet.scores)
-        recorded = (e.round, e.winner, e.went_out, tuple(e.seats), e.scores)
-        if expected != recorded:
-            self.scores.fail(
-                version,
-                f"the score sheet of round {e.round} at version {version} says winner "
-                f"{e.winner}, scores {e.scores}; round {last.round}'s facts give winner "
-                f"{sheet.winner}, scores {sheet.scores}",
-            )
+            return f"round {last.round} cannot be scored: {err}"
+        return (
+            f"the score sheet of round {command.round} at version {version} says winner "
+            f"{command.winner}, scores {command.scores}; round {last.round}'s facts give winner "
+            f"{sheet.winner}, scores {sheet.scores}"
+        )
 
-    def _match_ended(self, s: GameState, e: MatchEnded, version: int) -> None:
-        if s.status != "playing" or s.phase != "next":
-            self.replay.fail(version, f"the match ends at version {version}, out of place")
-            return
-        self.counts["matches"] += 1
-        try:
-            status = match_result(s.rules, s.seats, [_recorded(r) for r in s.rounds])
-        except (ScoringError, AssertionError) as err:
-            self.scores.fail(version, f"the score sheets do not make a match: {err}")
-            return
-        table = status.standings
-        if not status.over:
-            self.scores.fail(
-                version,
-                f"the match ends at version {version}, but by its score sheets it is not over",
+    def _difference(self, mine: Event, theirs: Event, version: int, what: str) -> str:
+        """Why the recorded ``theirs`` is not the decided ``mine`` (at ``version``)."""
+        state = self.state
+        if isinstance(theirs, TurnPlayed) and isinstance(mine, CommandRejected):
+            return (
+                f"the play at version {version} by seat {theirs.seat}: re-judged illegal "
+                f"({mine.detail}): {mine.reason}"
             )
-            return
-        expected = (status.winners, table.totals, table.outs, table.wins)
-        recorded = (tuple(e.winners), e.totals, tuple(e.outs), tuple(e.wins))
-        if expected != recorded:
-            self.scores.fail(
-                version,
-                f"MatchEnded at version {version} says winners {list(e.winners)}, totals "
-                f"{e.totals}; the score sheets give winners {list(status.winners)}, totals "
-                f"{table.totals}",
+        if isinstance(theirs, CommandRejected) and isinstance(mine, TurnPlayed):
+            return (
+                f"the attempt rejected at version {version} ({theirs.detail}) is legal by "
+                f"today's rules core: {_melds(theirs.layout or ())} from seat {theirs.seat}'s "
+                "hand"
             )
+        if isinstance(theirs, RoundDealt) and isinstance(mine, MatchEnded):
+            return (
+                f"round {theirs.round} is dealt at version {version}, but the match was over "
+                f"(won by seat(s) {list(mine.winners)})"
+            )
+        if isinstance(theirs, MatchEnded) and isinstance(mine, RoundDealt):
+            return f"the match ends at version {version}, but by its score sheets it is not over"
+        if type(mine) is not type(theirs):
+            return (
+                f"version {version} records {theirs.TYPE}, but the rules make {mine.TYPE} "
+                f"there ({_brief(mine)}) as the outcome of {what}"
+            )
+        if isinstance(mine, TurnPlayed) and isinstance(theirs, TurnPlayed):
+            return f"the play at version {version} by seat {theirs.seat}: " + _play_difference(
+                mine, theirs
+            )
+        if isinstance(mine, CardDrawn) and isinstance(theirs, CardDrawn):
+            return _draw_difference(state, mine, theirs, version)
+        if isinstance(mine, TurnStarted) and isinstance(theirs, TurnStarted):
+            if mine.seat != theirs.seat:
+                return (
+                    f"turn {theirs.number} at version {version} goes to seat {theirs.seat}, but "
+                    f"it was seat {mine.seat}'s turn"
+                )
+            if mine.number != theirs.number:
+                return (
+                    f"turn {theirs.number} starts at version {version}, after turn "
+                    f"{mine.number - 1}"
+                )
+            return (
+                f"turn {theirs.number} at version {version} has deadline {theirs.deadline}, not "
+                f"{mine.deadline} ({state.rules.turn_seconds} seconds after it started)"
+            )
+        if isinstance(mine, RoundDealt) and isinstance(theirs, RoundDealt):
+            return _deal_difference(mine, theirs, version)
+        if isinstance(mine, RoundEnded) and isinstance(theirs, RoundEnded):
+            return _end_difference(mine, theirs, version)
+        if isinstance(mine, StockReshuffled):
+            return (
+                f"the reshuffle at version {version} is not the pile under its top card added "
+                "to the stock"
+            )
+        if isinstance(mine, MatchEnded) and isinstance(theirs, MatchEnded):
+            return (
+                f"MatchEnded at version {version} says winners {list(theirs.winners)}, totals "
+                f"{theirs.totals}; the score sheets give winners {list(mine.winners)}, totals "
+                f"{mine.totals}"
+            )
+        if (
+            isinstance(mine, GameCreated)
+            and isinstance(theirs, GameCreated)
+            and mine.game_id != theirs.game_id
+        ):
+            return f"GameCreated names game {theirs.game_id!r}, not {mine.game_id!r}"
+        if (
+            isinstance(mine, PlayerSeated)
+            and isinstance(theirs, PlayerSeated)
+            and mine.seat != theirs.seat
+        ):
+            return (
+                f"seat {theirs.seat} taken at version {version}, but seat {mine.seat} was the "
+                "next free one"
+            )
+        differing = [
+            f.name for f in fields(mine) if getattr(mine, f.name) != getattr(theirs, f.name)
+        ]
+        return (
+            f"{theirs.TYPE} at version {version} differs from what the rules make of {what} in "
+            f"{', '.join(differing) or 'its facts'}"
+        )
+
+    def _seed_failure(self, index: int, seeded: Event) -> None:
+        """The recorded shuffle outcome at ``index`` is not the revealed seed's ``seeded``."""
+        version = self._version(index)
+        theirs = self.events[index] if index < len(self.events) else None
+        if isinstance(seeded, StarterChosen) and isinstance(theirs, StarterChosen):
+            why = (
+                f"StarterChosen at version {version} is not what rr-shuffle-v1 gives for the "
+                f"revealed seed: dealer {seeded.dealer} and starter {seeded.starter} by "
+                f"{seeded.draws}, recorded dealer {theirs.dealer} and starter {theirs.starter} by "
+                f"{theirs.draws}"
+            )
+        elif isinstance(seeded, RoundDealt) and isinstance(theirs, RoundDealt):
+            what = [
+                f"the hand of seat {i}"
+                for i, (a, b) in enumerate(zip(seeded.hands, theirs.hands, strict=False))
+                if a != b
+            ]
+            if seeded.stock != theirs.stock:
+                what.append("the stock order")
+            if seeded.discard != theirs.discard:
+                what.append("the pile")
+            why = (
+                f"round {theirs.round}'s deal at version {version} is not what rr-shuffle-v1 "
+                f"gives for the revealed seed: {', '.join(what) or 'its facts'} differ"
+            )
+        elif isinstance(seeded, StockReshuffled):
+            why = (
+                f"the reshuffle at version {version} is not what rr-shuffle-v1 gives for the "
+                "revealed seed"
+            )
+        else:
+            why = (
+                f"{seeded.TYPE} at version {version} is not what the revealed seed makes of the "
+                "shuffle before it"
+            )
+        self.seed.fail(version, why)
 
     # -- verdicts --
 
@@ -657,14 +563,14 @@ class _Walk:
         c = self.counts
         replay = self._verdict(
             self.replay,
-            f"{len(self.events)} events fold; {c['plays']} plays re-judged legal with the same "
-            f"table, {c['rejected']} rejected attempts illegal, {c['draws']} draws from the top "
-            "of the stock or pile",
+            f"{len(self.stored)} events fold; {c['commands']} commands decided again by the rules "
+            f"engine give the recorded events ({c['plays']} plays, {c['rejected']} rejected "
+            f"attempts, {c['draws']} draws, {c['timeouts']} timeouts)",
         )
         if self.seed.failure is None and self.stopped_at is None and self.reveal is None:
-            finished = any(e.type == "MatchEnded" for e in self.events)
+            finished = any(e.type == "MatchEnded" for e in self.stored)
             if finished:
-                ended = next(e.version for e in self.events if e.type == "MatchEnded")
+                ended = next(e.version for e in self.stored if e.type == "MatchEnded")
                 self.seed.fail(
                     ended + 1,
                     f"the match ended at version {ended} but the seed was never revealed: "
@@ -681,8 +587,8 @@ class _Walk:
         seed = self._verdict(
             self.seed,
             f"the revealed seed matches the commitment; {c['starters']} starter choice(s), "
-            f"{c['deals']} deal(s) and {c['reshuffles']} reshuffle(s) recomputed with "
-            "rr-shuffle-v1",
+            f"{c['deals']} deal(s) and {c['reshuffles']} reshuffle(s) decided again with "
+            "rr-shuffle-v1 are the recorded ones",
         )
         return replay, seed, self._scores_verdict()
 
@@ -707,6 +613,128 @@ class _Walk:
                 notes,
             )
         return Verdict(check.name, "ok", fine, None, notes)
+
+
+# --- what differs, in words ----------------------------------------------------------------------
+
+
+def _differs(mine: Event, theirs: Event, name: str) -> bool:
+    return bool(getattr(mine, name) != getattr(theirs, name))
+
+
+def _brief(event: Event) -> str:
+    """The gist of an event the rules make, for a message."""
+    if isinstance(event, TurnStarted):
+        return f"turn {event.number} to seat {event.seat}"
+    if isinstance(event, RoundEnded):
+        out = f"seat {event.out} out" if event.out is not None else "stalled"
+        return f"round {event.round} ends, {out}"
+    if isinstance(event, CardDrawn):
+        return f"seat {event.seat} draws {len(event.cards)} card(s) from the {event.source}"
+    if isinstance(event, TurnPlayed | CardDiscarded | TurnPassed | TurnTimedOut):
+        return f"by seat {event.seat}"
+    if isinstance(event, RoundDealt):
+        return f"round {event.round}"
+    return "its facts"
+
+
+def _play_difference(mine: TurnPlayed, theirs: TurnPlayed) -> str:
+    differences = []
+    if mine.layout != theirs.layout:
+        differences.append(f"layout {_melds(mine.layout)}, recorded {_melds(theirs.layout)}")
+    if sorted(mine.played) != sorted(theirs.played):
+        differences.append(f"played {_cards(mine.played)}, recorded {_cards(theirs.played)}")
+    if sorted(mine.to_hand) != sorted(theirs.to_hand):
+        differences.append(f"to the hand {_cards(mine.to_hand)}, recorded {_cards(theirs.to_hand)}")
+    if mine.points != theirs.points:
+        differences.append(f"points {mine.points}, recorded {theirs.points}")
+    if mine.opening != theirs.opening:
+        differences.append(f"opening {mine.opening}, recorded {theirs.opening}")
+    if mine.redeemed != theirs.redeemed:
+        differences.append(f"jokers redeemed {mine.redeemed}, recorded {theirs.redeemed}")
+    if mine.seat != theirs.seat:
+        differences.append(f"seat {mine.seat}, recorded {theirs.seat}")
+    if not differences:  # the same cards in another order
+        differences.append("the cards are recorded in another order")
+    return "re-judged legal but different: " + "; ".join(differences)
+
+
+def _draw_difference(state: GameState, mine: CardDrawn, theirs: CardDrawn, version: int) -> str:
+    turn = state.turn
+    if mine.penalty != theirs.penalty:
+        rejected = turn.rejected if turn is not None else 0
+        return (
+            f"the draw at version {version} is marked "
+            f"{'a' if theirs.penalty else 'not a'} failed-turn draw, but seat {theirs.seat} had "
+            f"{rejected} rejected attempt(s) this turn"
+        )
+    if mine.source != theirs.source or mine.seat != theirs.seat:
+        return (
+            f"the draw at version {version} is seat {theirs.seat}'s from the {theirs.source!r}; "
+            f"the rules make it seat {mine.seat}'s from the {mine.source}"
+        )
+    return (
+        f"the draw at version {version} gives seat {theirs.seat} {_cards(theirs.cards)}, but the "
+        f"top of the {mine.source} was {_cards(mine.cards)}"
+    )
+
+
+def _deal_difference(mine: RoundDealt, theirs: RoundDealt, version: int) -> str:
+    number = theirs.round
+    if mine.round != theirs.round:
+        return f"round {theirs.round} is dealt at version {version}; round {mine.round} was due"
+    if tuple(mine.seats) != tuple(theirs.seats):
+        return (
+            f"round {number} at version {version} is dealt to seats {list(theirs.seats)}, but "
+            f"seats {list(mine.seats)} were due to play it"
+        )
+    if (mine.dealer, mine.starter) != (theirs.dealer, theirs.starter):
+        return (
+            f"round {number} at version {version} names dealer {theirs.dealer} and starter "
+            f"{theirs.starter}; due were dealer {mine.dealer} and starter {mine.starter}"
+        )
+    every = sorted([*mine.stock, *mine.discard, *(c for h in mine.hands for c in h)])
+    dealt = sorted([*theirs.stock, *theirs.discard, *(c for h in theirs.hands for c in h)])
+    if every != dealt:
+        return f"round {number}'s deal at version {version} is not one whole deck"
+    sizes = [len(h) for h in mine.hands]
+    if sizes != [len(h) for h in theirs.hands]:
+        return (
+            f"round {number} at version {version} deals hands of sizes "
+            f"{[len(h) for h in theirs.hands]}; the rules deal {sizes}"
+        )
+    what = [
+        name
+        for name in ("hands", "stock", "discard")
+        if getattr(mine, name) != getattr(theirs, name)
+    ]
+    return (
+        f"round {number}'s deal at version {version} is not a deal by the rules: its "
+        f"{', '.join(what)} do not follow from dealing its own cards"
+    )
+
+
+def _end_difference(mine: RoundEnded, theirs: RoundEnded, version: int) -> str:
+    if (mine.reason, mine.out) != (theirs.reason, theirs.out):
+        out = f"with seat {theirs.out} out" if theirs.out is not None else "stalled"
+        rules = f"seat {mine.out} out" if mine.out is not None else "stalled"
+        return (
+            f"round {theirs.round} ends at version {version} {out} ({theirs.reason}), but by "
+            f"the rules it ends {rules}"
+        )
+    what = []
+    if tuple(mine.seats) != tuple(theirs.seats):
+        what.append("the seats")
+    if tuple(mine.hands) != tuple(theirs.hands):
+        what.append("the hands left")
+    if mine.last_player != theirs.last_player:
+        what.append("the last play")
+    if tuple(mine.redeemed) != tuple(theirs.redeemed):
+        what.append("the jokers redeemed")
+    if mine.round != theirs.round:
+        what.append("its round")
+    misstated = ", ".join(what) or "its facts"
+    return f"round {theirs.round}'s end at version {version} misstates {misstated}"
 
 
 def walk(game_id: str, events: Sequence[StoredEvent]) -> tuple[Verdict, Verdict, Verdict]:

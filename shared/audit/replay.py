@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from shared.audit.facts import rejudge
 from shared.core.cards import cards_str, sorted_cards
 from shared.core.events import (
     CardDiscarded,
@@ -38,6 +37,7 @@ from shared.core.events import (
 )
 from shared.core.evolve import evolve
 from shared.core.judgement import Verdict as Judged
+from shared.core.judgement import judge_play
 from shared.core.state import GameState
 from shared.core.views import event_json, iso_time, standings
 from shared.infra import codec
@@ -197,6 +197,11 @@ def snapshot(state: GameState, sight: Sight) -> dict[str, Any]:
         shown["stock_cards"] = cards_str(state.stock)
         shown["pile"]["cards"] = cards_str(state.discard)
     return shown
+
+
+def rejudge(state: GameState, seat: int, layout: Sequence[Sequence[int]]) -> Judged:
+    """Today's rules core on ``seat`` proposing ``layout`` in ``state``."""
+    return judge_play(state.rules, state.table, state.hands[seat], state.opened[seat], layout)
 
 
 def judge_json(verdict: Judged) -> dict[str, Any]:

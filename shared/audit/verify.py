@@ -15,18 +15,21 @@ and the receipts players kept; no I/O. The checks:
     answer) is still in the chain, and the chain up to it holds. A log rewritten with a
     consistently recomputed chain passes every other check but this one.
 ``replay``
-    the events fold without error, in an order the rules allow (a turn for the seat whose turn
-    it is, deals that conserve the deck and go to the seats and dealer due, round ends that
-    state the facts), every ``TurnPlayed`` re-judged by today's rules core is legal with the
-    same layout, played and returned cards, every ``CommandRejected`` layout is illegal, and
-    every ``CardDrawn`` holds the top of the stock (or the pile) at that point.
+    every command the log records is decided again by the rules engine (``decide``) on the
+    state the events before it fold to, at its recorded time, and makes exactly the events
+    recorded for it: plays re-judged with the same table, rejected attempts still illegal, draws
+    of the top of the stock (or the pile), penalty draws after rejected attempts, passes only
+    when nothing can be drawn (the pile's reshuffle limit included), timeouts after the deadline,
+    deals to the seats and dealer due, round ends that state the facts. The shuffle's outcomes
+    are taken from the log (``dealing.RecordedShuffle``), so this holds for a live game too.
 ``seed``
     once ``SeedRevealed`` is in the log, the seed hashes to ``GameCreated.commitment`` and every
-    ``StarterChosen``, ``RoundDealt`` and ``StockReshuffled`` is what ``rr-shuffle-v1`` gives for
-    it and the players' seeds; before the reveal the verdict is "not yet revealed" (no failure).
+    command decided again with it (``rr-shuffle-v1`` and the players' seeds) makes the recorded
+    ``StarterChosen``, ``RoundDealt`` and ``StockReshuffled``; before the reveal the verdict is
+    "not yet revealed" (no failure).
 ``scores``
     every ``ScoresRecorded`` is the pure score sheet of its round (``decide.round_sheet``),
-    ``MatchEnded`` is ``scoring.match_result`` of the sheets, and no round is dealt after the
+    ``MatchEnded`` is the engine's match result of the sheets, and no round is dealt after the
     match was over.
 
 The last three come from one walk over the events (``shared.audit.facts``).

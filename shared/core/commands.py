@@ -11,6 +11,7 @@ from typing import Any
 
 from shared.core.cards import CardError, parse_card, parse_cards
 from shared.core.events import Cards, Melds
+from shared.core.shuffle import Shuffle
 
 MAX_LAYOUT_MELDS = 60
 MAX_MELD_CARDS = 13  # the longest run; a set is at most 4
@@ -22,10 +23,15 @@ MAX_SEED = 128
 @dataclass(frozen=True, slots=True)
 class Context:
     """What a decision may depend on besides the state: the time, and the secret seed (held by
-    the service outside the log; only its commitment is in ``GameCreated``)."""
+    the service outside the log; only its commitment is in ``GameCreated``).
+
+    ``shuffle``, when given, is where the random orders come from instead of the seed (whose
+    commitment is then not checked; ``seed`` only makes the reveal): an audit passes the orders
+    a log records, to re-derive a game whose seed is still secret."""
 
     now: float = 0.0
     seed: bytes | None = None
+    shuffle: Shuffle | None = None
 
 
 @dataclass(frozen=True, slots=True)

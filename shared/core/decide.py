@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shared.core.cards import JOKER, card_str, deck
+from shared.core.cards import JOKER, card_str
 from shared.core.codes import Rejection
 from shared.core.commands import (
     Command,
@@ -29,6 +29,7 @@ from shared.core.commands import (
     Start,
     Timeout,
 )
+from shared.core.dealing import choose_starter, deal, recorded_sheet, reshuffled, rotation
 from shared.core.events import (
     CardDiscarded,
     CardDrawn,
@@ -38,12 +39,9 @@ from shared.core.events import (
     GameStarted,
     MatchEnded,
     PlayerSeated,
-    RoundDealt,
     RoundEnded,
     ScoresRecorded,
     SeedRevealed,
-    StarterChosen,
-    StockReshuffled,
     TurnForfeited,
     TurnPassed,
     TurnPlayed,
@@ -54,7 +52,7 @@ from shared.core.judgement import judge_play
 from shared.core.melds import card_values
 from shared.core.rulesets import RuleSet, RuleSetError, check_seats, rule_set
 from shared.core.scoring import RoundScore, match_result, score_round
-from shared.core.shuffle import commitment, shuffle_key, shuffled
+from shared.core.shuffle import SeededShuffle, Shuffle, commitment, shuffle_key
 from shared.core.state import GameState, RoundResult
 
 Decision = list[Event] | Rejection
@@ -91,11 +89,14 @@ def _sit(state: GameState, cmd: Sit, ctx: Context) -> Decision:
     return [PlayerSeated(state.seated(), cmd.name, cmd.seed)]
 
 
-def _key(state: GameState, ctx: Context) -> bytes | Rejection:
-    """The shuffle key, once the context's seed is checked against the commitment."""
+def _shuffle(state: GameState, ctx: Context) -> Shuffle | Rejection:
+    """Where the random orders come from: the context's shuffle if it gives one, else the
+    seeded shuffle, once the context's seed is checked against the commitment."""
+    if ctx.shuffle is not None:
+        return ctx.shuffle
     if ctx.seed is None or commitment(ctx.seed) != state.commitment:
         return _no("bad_seed", "the seed does not match the game's commitment")
-    return shuffle_key(ctx.seed, state.game_id, state.seeds)
+    return SeededShuffle(shuffle_key(ctx.seed, state.game_id, state.seeds))
 
 
 def _start(state: GameState, cmd: Start, ctx: Context) -> Decision:
@@ -107,65 +108,13 @@ def _start(state: GameState, cmd: Start, ctx: Context) -> Decision:
         return _no(
             "seats_empty", f"{state.seats - state.seated()} of {state.seats} seats are empty"
         )
-    key = _key(state, ctx)
-    if isinstance(key, Rejection):
-        return key
-    chosen = _choose_starter(state, key)
+    shuffle = _shuffle(state, ctx)
+    if isinstance(shuffle, Rejection):
+        return shuffle
+    chosen = choose_starter(state, shuffle)
     seats = tuple(range(state.seats))
-    dealt = _deal(state, key, 1, seats, chosen.dealer, chosen.starter)
+    dealt = deal(state, shuffle, 1, seats, chosen.dealer, chosen.starter)
     return [GameStarted(), chosen, dealt, _next_turn(state, chosen.starter, ctx)]
-
-
-def _choose_starter(state: GameState, key: bytes) -> StarterChosen:
-    """Decision 11: cut for the dealer (robbers), draw for the starter (rummikub), or the
-    shuffle's pick. A seat that cuts a joker cuts again; ties cut again among the tied."""
-    method = state.rules.starter
-    seats = list(range(state.seats))
-    if method == "random":
-        first = shuffled(seats, key, "starter")[0]
-        return StarterChosen(method, (), None, first)
-    contenders = seats
-    attempts: list[tuple[tuple[int, int], ...]] = []
-    while len(contenders) > 1:
-        cards = iter(shuffled(deck(state.rules.jokers), key, f"{method}/{len(attempts) + 1}"))
-        drawn: list[tuple[int, int]] = []
-        best: dict[int, int] = {}
-        for seat in contenders:
-            card = next(cards)
-            drawn.append((seat, card))
-            while card == JOKER:
-                card = next(cards)
-                drawn.append((seat, card))
-            best[seat] = card % 13 + 1
-        attempts.append(tuple(drawn))
-        top = max(best.values())
-        contenders = [s for s in contenders if best[s] == top]
-    winner = contenders[0]
-    if method == "cut":
-        return StarterChosen(method, tuple(attempts), winner, (winner + 1) % state.seats)
-    return StarterChosen(method, tuple(attempts), None, winner)
-
-
-def _deal(
-    state: GameState,
-    key: bytes,
-    number: int,
-    seats: tuple[int, ...],
-    dealer: int | None,
-    starter: int,
-) -> RoundDealt:
-    """Deal round ``number`` to ``seats`` from the seeded shuffle, starter first."""
-    rules = state.rules
-    cards = shuffled(deck(rules.jokers), key, f"deal/{number}")
-    size = rules.hand_size_for(len(seats))
-    order = seats[seats.index(starter) :] + seats[: seats.index(starter)]
-    hands: list[tuple[int, ...]] = [()] * state.seats
-    for i, seat in enumerate(order):
-        hands[seat] = tuple(sorted(cards[i * size : (i + 1) * size]))
-    rest = cards[len(order) * size :]
-    discard = tuple(rest[:1]) if rules.discard_pile else ()
-    stock = tuple(rest[len(discard) :])
-    return RoundDealt(number, seats, dealer, starter, tuple(hands), stock, discard)
 
 
 def _next_turn(state: GameState, seat: int, ctx: Context) -> TurnStarted:
@@ -283,12 +232,12 @@ def _draw_cards(
     events: list[Event] = []
     stock = state.stock
     if len(stock) < count and _can_reshuffle(state):
-        key = _key(state, ctx)
-        if isinstance(key, Rejection):
-            return key
-        refill = tuple(shuffled(state.discard[:-1], key, f"reshuffle/{state.turn_number}"))
-        events.append(StockReshuffled(stock + refill))
-        stock = stock + refill
+        shuffle = _shuffle(state, ctx)
+        if isinstance(shuffle, Rejection):
+            return shuffle
+        refilled = reshuffled(state, shuffle)
+        events.append(refilled)
+        stock = refilled.stock
     events.append(CardDrawn(seat, stock[:count], "stock", penalty))
     return events
 
@@ -477,12 +426,13 @@ def _record_scores(state: GameState, cmd: RecordScores, ctx: Context) -> Decisio
 def _continue(state: GameState, cmd: Continue, ctx: Context) -> Decision:
     if state.phase != "next":
         return _no("no_scores_yet", "the round's score sheet is not recorded yet")
-    key = _key(state, ctx)
-    if isinstance(key, Rejection):
-        return key
-    status = match_result(state.rules, state.seats, [_recorded(r) for r in state.rounds])
+    shuffle = _shuffle(state, ctx)
+    if isinstance(shuffle, Rejection):
+        return shuffle
+    status = match_result(state.rules, state.seats, [recorded_sheet(r) for r in state.rounds])
     if status.over:
-        assert ctx.seed is not None
+        if ctx.seed is None:
+            return _no("bad_seed", "the match is over and no seed is given to reveal")
         table = status.standings
         return [
             MatchEnded(status.winners, table.totals, table.outs, table.wins),
@@ -490,8 +440,8 @@ def _continue(state: GameState, cmd: Continue, ctx: Context) -> Decision:
         ]
     seats = status.next_seats
     number = state.round + 1
-    dealer, starter = _rotation(state, number, seats)
-    return [_deal(state, key, number, seats, dealer, starter), _next_turn(state, starter, ctx)]
+    dealer, starter = rotation(state, number, seats)
+    return [deal(state, shuffle, number, seats, dealer, starter), _next_turn(state, starter, ctx)]
 
 
 def round_sheet(rules: RuleSet, result: RoundResult) -> RoundScore:
@@ -504,30 +454,6 @@ def round_sheet(rules: RuleSet, result: RoundResult) -> RoundScore:
         result.last_player,
         seats=result.seats,
     )
-
-
-def _recorded(result: RoundResult) -> RoundScore:
-    assert result.winner is not None
-    return RoundScore(result.seats, result.winner, result.went_out, result.scores)
-
-
-def _rotation(state: GameState, number: int, seats: tuple[int, ...]) -> tuple[int | None, int]:
-    """Dealer and starter of round ``number``: the first round's move one seat on each round
-    (Decision 11); in a round among some seats only, the next of them at or after that seat."""
-    shift = number - 1
-    if state.first_dealer is not None:
-        dealer = (state.first_dealer + shift) % state.seats
-        return dealer, _at_or_after(seats, (dealer + 1) % state.seats, state.seats)
-    assert state.first_starter is not None
-    return None, _at_or_after(seats, (state.first_starter + shift) % state.seats, state.seats)
-
-
-def _at_or_after(seats: tuple[int, ...], seat: int, total: int) -> int:
-    for step in range(total):
-        candidate = (seat + step) % total
-        if candidate in seats:
-            return candidate
-    raise ValueError("no seat plays this round")
 
 
 _DECIDERS: dict[type, Callable[[GameState, Any, Context], Decision]] = {

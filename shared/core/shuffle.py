@@ -22,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 ALGORITHM = "rr-shuffle-v1"
 T = TypeVar("T")
@@ -63,3 +64,21 @@ def shuffled(items: Sequence[T], key: bytes, purpose: str) -> list[T]:
         j = value % bound
         out[i], out[j] = out[j], out[i]
     return out
+
+
+class Shuffle(Protocol):
+    """Where a game's random orders come from: ``order`` is the shuffle of ``items`` for
+    ``purpose`` (``"deal/1"``, ``"cut/2"``, ``"reshuffle/40"``...). The rules ask this for every
+    random choice, so a decision can be re-derived from any source that answers the same."""
+
+    def order(self, items: Sequence[int], purpose: str) -> list[int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeededShuffle:
+    """rr-shuffle-v1 under one game's key: the source the service plays with."""
+
+    key: bytes
+
+    def order(self, items: Sequence[int], purpose: str) -> list[int]:
+        return shuffled(items, self.key, purpose)

@@ -307,3 +307,105 @@ def test_the_header_edited_in_a_record(game: Game) -> None:
 def test_a_malformed_receipt_is_refused(receipt: str) -> None:
     with pytest.raises(ValueError, match="VERSION:HASH"):
         Receipt.parse(receipt)
+
+
+# --- a live game: every rule is checked with the seed still secret ------------------------------
+
+
+def _live(game: Game) -> list[StoredEvent]:
+    """The game's log as it stood before the match's end (no seed revealed yet)."""
+    return game.events[: _index(game, "MatchEnded")]
+
+
+def _live_audits(events: list[StoredEvent]) -> tuple[Audit, Audit]:
+    """The audit of a live log as stored and the verification of its record."""
+    store = audit_log(events, head=_head(events))
+    return store, audit_record(loads(dumps(build_record(events, exported=0.0))))
+
+
+def test_a_live_deal_that_is_not_one_deck(game: Game) -> None:
+    i = _index(game, "RoundDealt", 1)
+    data = game.events[i].data
+    stock = list(data["stock"])
+    stock[-1] = data["hands"][0][0]  # a card of seat 0's hand dealt a second time
+    events = _live(game)
+    events[i] = with_data(events[i], stock=stock)
+    forged = rechain(events, i)
+    audits = _live_audits(forged)
+    _caught(audits, "replay", game.events[i].version)
+    assert "not one whole deck" in audits[0].first_bad().message  # type: ignore[union-attr]
+
+
+def test_a_stacked_stock_waits_for_the_seed(games: list[Game]) -> None:
+    """Two cards swapped deep in a round's stock, where no draw reached them: a deal the rules
+    could have made, so the live game audits clean (seed pending); once the seed is revealed,
+    the seed check finds the deal is not the shuffle's."""
+
+    def untouched(game: Game, i: int) -> int:
+        """How many cards at the bottom of the stock dealt at ``i`` no draw reached."""
+        end = next(k for k in range(i, len(game.events)) if game.events[k].type == "RoundEnded")
+        drawn = sum(len(e.data["cards"]) for e in game.events[i:end] if e.type == "CardDrawn")
+        reshuffled = any(e.type == "StockReshuffled" for e in game.events[i:end])
+        return 0 if reshuffled else len(game.events[i].data["stock"]) - drawn
+
+    game, i = next(
+        (g, i)
+        for g in games
+        for i, e in enumerate(g.events)
+        if e.type == "RoundDealt"
+        and untouched(g, i) > 2
+        and e.data["stock"][-1] != e.data["stock"][-2]
+    )
+    stock = list(game.events[i].data["stock"])
+    stock[-1], stock[-2] = stock[-2], stock[-1]
+    events = list(game.events)
+    events[i] = with_data(events[i], stock=stock)
+    forged = rechain(events, i)
+    live = forged[: _index(game, "MatchEnded")]
+    for audit in _live_audits(live):
+        assert audit.ok and audit.verdict("seed").status == "pending", audit.to_json()
+    _caught(_both(game, forged, head=_head(forged)), "seed", game.events[i].version)
+
+
+def test_a_live_reshuffle_that_is_not_the_pile(pile_game: Game) -> None:
+    i = _index(pile_game, "StockReshuffled")
+    stock = list(pile_game.events[i].data["stock"])
+    hand = next(c for c in range(JOKER) if stock.count(c) < 2 and c != stock[-1])
+    stock[-1] = hand  # the last card of the refill is not the pile's
+    events = _live(pile_game)
+    events[i] = with_data(events[i], stock=stock)
+    forged = rechain(events, i)
+    audits = _live_audits(forged)
+    _caught(audits, "replay", pile_game.events[i].version)
+    assert "not the pile under its top card" in audits[0].first_bad().message  # type: ignore[union-attr]
+
+
+def test_a_live_round_started_by_the_wrong_seat(game: Game) -> None:
+    i = _index(game, "RoundDealt", 1) + 1
+    assert game.events[i].type == "TurnStarted"
+    seat = game.events[i].data["seat"]
+    events = _live(game)
+    events[i] = with_data(events[i], seat=(seat + 1) % 3)
+    forged = rechain(events, i)
+    audits = _live_audits(forged)
+    _caught(audits, "replay", game.events[i].version)
+    assert "goes to seat" in audits[0].first_bad().message  # type: ignore[union-attr]
+
+
+def test_a_live_dealer_the_cuts_do_not_give(game: Game) -> None:
+    """The cut's winner swapped for another seat, with the deal and first turn forged to match:
+    the recorded cuts themselves say who deals, so the forgery is caught at the cut, before the
+    seed is revealed."""
+    i = _index(game, "StarterChosen")
+    chosen = game.events[i].data
+    dealer = (chosen["dealer"] + 1) % 3
+    starter = (dealer + 1) % 3
+    events = _live(game)
+    events[i] = with_data(events[i], dealer=dealer, starter=starter)
+    events[i + 1] = with_data(events[i + 1], dealer=dealer, starter=starter)
+    assert events[i + 2].type == "TurnStarted"
+    events[i + 2] = with_data(events[i + 2], seat=starter)
+    forged = rechain(events, i)
+    audits = _live_audits(forged)
+    _caught(audits, "replay", game.events[i].version)
+    assert "StarterChosen" in audits[0].first_bad().message  # type: ignore[union-attr]

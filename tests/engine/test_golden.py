@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from shared.core import decide as decide_module
+from shared.core import shuffle as shuffle_module
 from shared.core.codes import Rejection
 from shared.core.commands import Context, CreateGame
 from shared.core.decide import decide
@@ -143,7 +144,7 @@ def test_a_changed_decision_shows_as_a_golden_diff(monkeypatch: pytest.MonkeyPat
     altered["events"][-2]["data"]["winners"] = [9]
     assert first_difference(altered) is not None
     with monkeypatch.context() as patch:
-        patch.setattr(decide_module, "shuffled", other_shuffle(shuffled))
+        patch.setattr(shuffle_module, "shuffled", other_shuffle(shuffled))
         found = first_difference(record)
         assert found is not None and "StarterChosen" in found
     strict = json.loads(json.dumps(record))
