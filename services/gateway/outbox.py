@@ -113,7 +113,11 @@ class Outbox:
         self._frames.clear()
         self._view_queued = False
         self._wanted.set()
-        self._closing = asyncio.create_task(self._watch_closing())
+        writer = self._writer
+        if writer is None or writer.done():  # never started, or the connection is gone
+            self._closing = asyncio.create_task(self._close_directly())
+        else:  # the writer sends the close frame once done with the frame under way
+            self._closing = asyncio.create_task(self._watch_closing(writer))
 
     async def wait_closed(self) -> None:
         """Until a close begun here has ended (at most ``close_seconds`` and a little)."""
@@ -149,13 +153,12 @@ class Outbox:
             self._frames.clear()
             self.log.debug("a socket's writer stopped", error=repr(err))
 
-    async def _watch_closing(self) -> None:
-        writer = self._writer
-        if writer is None or writer.done():  # never started, or the connection is gone
-            with contextlib.suppress(Exception):
-                message = self.close_reason.encode()
-                await self.ws.close(code=self.close_code or 1000, message=message, drain=False)
-            return
+    async def _close_directly(self) -> None:
+        with contextlib.suppress(Exception):
+            message = self.close_reason.encode()
+            await self.ws.close(code=self.close_code or 1000, message=message, drain=False)
+
+    async def _watch_closing(self, writer: asyncio.Task[None]) -> None:
         done, _ = await asyncio.wait({writer}, timeout=self.close_seconds)
         if not done:
             # The client has not read what was already on its way all this time: its buffers
