@@ -451,16 +451,15 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
     try:
         body = jsontext.loads(text)
     except ValueError:
-        outbox.put(jsontext.dumps({"type": "error", **error_body("bad_json", "not JSON")}))
+        outbox.put(_error_frame("bad_json", "not JSON"))
         return
     if not isinstance(body, dict):
-        outbox.put(jsontext.dumps({"type": "error", **error_body("bad_json", "not a JSON object")}))
+        outbox.put(_error_frame("bad_json", "not a JSON object"))
         return
     if "token" in body and body.get("type") in (None, "auth"):
         role = await gw.tokens.role(watcher.game_id, str(body["token"]))
         if role is None:
-            unknown = error_body("unauthorized", "unknown token")
-            outbox.put(jsontext.dumps({"type": "error", **unknown}))
+            outbox.put(_error_frame("unauthorized", "unknown token"))
             return
         watcher.viewer = _seat(role)
         watcher.token = str(body["token"])
@@ -483,6 +482,11 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
         return
     status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
     outbox.put(_answer(command_id, status, answer))
+
+
+def _error_frame(code: str, message: str) -> str:
+    """An error over a socket: the published error shape, typed ``"error"``."""
+    return jsontext.dumps({"type": "error", **error_body(code, message)})
 
 
 def _answer(command_id: Any, status: int, body: dict[str, Any]) -> str:

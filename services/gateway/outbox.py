@@ -4,7 +4,8 @@ Whoever has something to tell a socket (the feed follower, the socket's own mess
 a frame and goes on, so nothing shared ever waits for one client's network. A client that lets
 ``limit`` frames pile up is closed with ``TOO_SLOW`` (it reconnects with ``?after=<version>``
 and gets what it missed). A view supersedes the view still waiting to go, so a slow spectator
-holds one view, not one per change; events are never dropped or merged.
+holds one view, not one per change (and that one view is not counted: a view never closes a
+socket); events, answers and errors are never dropped or merged.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Outbox:
 
     @property
     def queued(self) -> int:
-        """Frames waiting (the one being written is not counted)."""
+        """Frames waiting, the view among them (not the one being written)."""
         return len(self._frames)
 
     def put(self, text: str) -> bool:
@@ -93,7 +94,7 @@ class Outbox:
         if view and self._view_queued:
             self._frames = deque(frame for frame in self._frames if not frame[0])
             self._view_queued = False
-        if len(self._frames) >= self.limit:
+        if not view and len(self._frames) - self._view_queued >= self.limit:
             self.close(TOO_SLOW, TOO_SLOW_REASON)
             if self.on_too_slow is not None:
                 self.on_too_slow()

@@ -119,9 +119,17 @@ async def test_a_view_supersedes_the_queued_view_and_goes_after_the_events() -> 
 
 async def test_events_are_never_coalesced_one_frame_over_the_bound_closes() -> None:
     outbox, _ = await stuck_outbox(3, close_seconds=0.01)
-    assert outbox.put_view("view 1") and outbox.put("events 2") and outbox.put_view("view 2")
-    assert outbox.put("events 3") and outbox.put_view("view 3"), "views replaced: still 3"
+    assert outbox.put("events 1") and outbox.put_view("view 1")
+    assert outbox.put("events 2") and outbox.put_view("view 2")
+    assert outbox.put("events 3") and outbox.put_view("view 3"), "the view is not counted"
+    assert outbox.queued == 4 and not outbox.closing
     assert not outbox.put("events 4") and outbox.close_code == TOO_SLOW
+    await outbox.finish()
+
+
+async def test_with_a_bound_of_one_a_catch_up_and_its_view_fit() -> None:
+    outbox, _ = await stuck_outbox(1, close_seconds=0.01)
+    assert outbox.put("events") and outbox.put_view("view") and not outbox.closing
     await outbox.finish()
 
 
