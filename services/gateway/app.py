@@ -20,9 +20,10 @@ from prometheus_client import Counter, Gauge, Histogram
 from services.gateway import static_routes
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
-from services.gateway.hub import Hub, Watcher
+from services.gateway.hub import Hub, Watcher, watcher_info
 from services.gateway.lobby import PAGE, STATUSES, Lobby
 from services.gateway.openapi import openapi_document
+from services.gateway.outbox import CLOSE_SECONDS, Outbox
 from services.gateway.ratelimit import RateLimiter
 from shared.core.commands import SEAT_COMMANDS
 from shared.core.events import event_from
@@ -61,6 +62,11 @@ class GatewayMetrics:
         )
         self.sockets = Gauge(
             "gateway_websockets", "Open WebSocket connections", registry=self.registry
+        )
+        self.slow_sockets = Counter(
+            "gateway_websockets_too_slow",
+            "WebSockets closed for letting their queue of frames fill up",
+            registry=self.registry,
         )
 
 
@@ -160,34 +166,67 @@ class Gateway:
         code = answer.get("code") or "bad_request"
         return status_for(code), error_body(code, answer.get("message") or code, **receipt)
 
-    async def push(self, watcher: Watcher, force: bool = False) -> None:
-        """Send a watcher its current view (and the events it missed). ``force``: send the view
-        even if the watcher has seen this version (a socket's first view, a resync)."""
+    async def push(self, watcher: Watcher, force: bool = False, since: int | None = None) -> None:
+        """Queue a watcher its current view (and the events it missed) on its socket. ``force``:
+        the view even if the watcher has seen this version (a socket's first view, a resync);
+        ``since``: the version the client says it has (a ``sync``), its events start after it.
+
+        Only the log is awaited, never the socket. A push that is not forced (the feed's)
+        skips a watcher whose own push is under way: that one goes round again."""
+        if not force and watcher.lock.locked():
+            watcher.behind = True
+            return
         async with watcher.lock:
+            if since is not None:
+                watcher.sent_version = since
+            while not watcher.outbox.closing:
+                watcher.behind = False
+                await self._queue_view(watcher, force)
+                if not watcher.behind:
+                    return
+                force = False
+
+    async def _queue_view(self, watcher: Watcher, force: bool) -> None:
+        loaded = await self.games.load(watcher.game_id, fresh=True)
+        if loaded.version < watcher.sent_version:
+            # The client has seen a newer version (``?after=``) than the cached state, which
+            # the feed has not caught up with yet: that is news too, so read the log (else
+            # the view goes back, and the events after it come again).
+            self.games.note(watcher.game_id, watcher.sent_version)
             loaded = await self.games.load(watcher.game_id, fresh=True)
-            if loaded.version < watcher.sent_version:
-                # The client has seen a newer version (``?after=``) than the cached state, which
-                # the feed has not caught up with yet: that is news too, so read the log (else
-                # the view goes back, and the events after it come again).
-                self.games.note(watcher.game_id, watcher.sent_version)
-                loaded = await self.games.load(watcher.game_id, fresh=True)
-            if loaded.version <= watcher.sent_version and not force:
+        if loaded.version <= watcher.sent_version and not force:
+            return
+        after = min(watcher.sent_version, loaded.version)
+        outbox = watcher.outbox
+        # The events too for a socket that asked for them (``?after=`` or a ``sync``); a
+        # socket that did not gets its view alone (one log read per change, not per socket).
+        if watcher.catch_up and after < loaded.version:
+            finished = loaded.state.status == "finished"
+            # Up to the view's version only: what was appended since comes with the next
+            # push (read without a limit, it would come twice).
+            stored = await self.games.store.read(
+                watcher.game_id, after=after, limit=loaded.version - after
+            )
+            if outbox.closing:
                 return
-            after = min(watcher.sent_version, loaded.version)
-            # The events too for a socket that asked for them (``?after=`` or a ``sync``); a
-            # socket that did not gets its view alone (one log read per change, not per socket).
-            if watcher.catch_up and after < loaded.version:
-                finished = loaded.state.status == "finished"
-                # Up to the view's version only: what was appended since comes with the next
-                # push (read without a limit, it would come twice).
-                stored = await self.games.store.read(
-                    watcher.game_id, after=after, limit=loaded.version - after
-                )
-                events = [_event_for(s, watcher.viewer, finished) for s in stored]
-                await watcher.ws.send_str(jsontext.dumps({"type": "events", "events": events}))
-            view = self.view(loaded, watcher.viewer)
-            await watcher.ws.send_str(jsontext.dumps({"type": "view", "view": view}))
+            events = [_event_for(s, watcher.viewer, finished) for s in stored]
+            if not outbox.put(jsontext.dumps({"type": "events", "events": events})):
+                return
+        view = self.view(loaded, watcher.viewer)
+        if outbox.put_view(jsontext.dumps({"type": "view", "view": view})):
+            # Queued is as good as sent: the queue is delivered in order, or the socket is
+            # closed and its client asks again from the last version it did get.
             watcher.sent_version = loaded.version
+
+    def too_slow(self, watcher: Watcher) -> None:
+        """A socket let its queue fill up (its outbox is closing it): stop pushing to it."""
+        self.hub.remove(watcher)
+        self.metrics.slow_sockets.inc()
+        self.log.info(
+            "closing a socket too slow to take its frames",
+            **watcher_info(watcher),
+            queued=watcher.outbox.limit,
+        )
 
     async def on_news(
         self, game_id: str, version: int, types: list[str], records: list[bytes]
@@ -378,63 +417,81 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     role = await gw.viewer(request, game_id, required=False)
     after_text = request.query.get("after")
     after = _whole_number(after_text, "after") if after_text is not None else 0
-    ws = web.WebSocketResponse(heartbeat=20, max_msg_size=gw.settings.max_body_bytes)
+    ws = web.WebSocketResponse(
+        heartbeat=20, max_msg_size=gw.settings.max_body_bytes, timeout=CLOSE_SECONDS
+    )
     await ws.prepare(request)
-    watcher = Watcher(ws, game_id, _seat(role), after)
+    outbox = Outbox(ws, gw.settings.socket_queue, request.transport)
+    watcher = Watcher(outbox, game_id, _seat(role), after)
     watcher.token = _token(request) if role is not None else ""
     watcher.catch_up = after_text is not None
+    outbox.on_too_slow = lambda: gw.too_slow(watcher)
+    outbox.start()
     gw.hub.add(watcher)
     gw.metrics.sockets.inc()
     try:
         await gw.push(watcher, force=True)
         async for message in ws:
+            if outbox.closing:  # closed for being too slow (or the server is going away)
+                break
             if message.type != WSMsgType.TEXT:
                 continue
             await _on_ws_message(gw, watcher, message.data)
     finally:
         gw.hub.remove(watcher)
         gw.metrics.sockets.dec()
+        await outbox.finish()
     return ws
 
 
 async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
-    ws = watcher.ws
+    """One message from a socket. Every answer goes through the socket's outbox: reading the
+    socket never waits for its writing."""
+    outbox = watcher.outbox
     try:
         body = jsontext.loads(text)
     except ValueError:
-        await ws.send_json({"type": "error", **error_body("bad_json", "not JSON")})
+        outbox.put(_error_frame("bad_json", "not JSON"))
         return
     if not isinstance(body, dict):
-        await ws.send_json({"type": "error", **error_body("bad_json", "not a JSON object")})
+        outbox.put(_error_frame("bad_json", "not a JSON object"))
         return
     if "token" in body and body.get("type") in (None, "auth"):
         role = await gw.tokens.role(watcher.game_id, str(body["token"]))
         if role is None:
-            await ws.send_json({"type": "error", **error_body("unauthorized", "unknown token")})
+            outbox.put(_error_frame("unauthorized", "unknown token"))
             return
         watcher.viewer = _seat(role)
         watcher.token = str(body["token"])
-        watcher.sent_version = 0
-        await gw.push(watcher, force=True)
+        await gw.push(watcher, force=True, since=0)
         return
     if body.get("type") == "sync":
         after = body.get("after", 0)
         ok = isinstance(after, int) and not isinstance(after, bool) and after >= 0
-        watcher.sent_version = after if ok else 0
         watcher.catch_up = True
-        await gw.push(watcher, force=True)
+        await gw.push(watcher, force=True, since=after if ok else 0)
         return
+    command_id = body.get("id")
     if watcher.viewer is None:
         answer = error_body("forbidden", "authenticate with a seat token to send commands")
-        await ws.send_json({"type": "answer", "id": body.get("id"), "status": 403, "body": answer})
+        outbox.put(_answer(command_id, 403, answer))
         return
     if not gw.limiter.allow(watcher.token):  # the same per-token limit as over HTTP
         answer = error_body("rate_limited", "too many commands for this token; slow down")
-        await ws.send_json({"type": "answer", "id": body.get("id"), "status": 429, "body": answer})
+        outbox.put(_answer(command_id, 429, answer))
         return
     status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
-    reply = {"type": "answer", "id": body.get("id"), "status": status, "body": answer}
-    await ws.send_str(jsontext.dumps(reply))
+    outbox.put(_answer(command_id, status, answer))
+
+
+def _error_frame(code: str, message: str) -> str:
+    """An error over a socket: the published error shape, typed ``"error"``."""
+    return jsontext.dumps({"type": "error", **error_body(code, message)})
+
+
+def _answer(command_id: Any, status: int, body: dict[str, Any]) -> str:
+    """A command's answer over a socket: what the POST would have answered."""
+    return jsontext.dumps({"type": "answer", "id": command_id, "status": status, "body": body})
 
 
 def _check_origin(request: web.Request, settings: Settings) -> None:

@@ -1,5 +1,6 @@
-"""Live updates: the gateway follows every feed partition and pushes each connected viewer its
-own view whenever its game changes (and the events it missed, filtered for it)."""
+"""Live updates: the gateway follows every feed partition and queues each connected viewer its
+own view whenever its game changes (and the events it missed, filtered for it). Each socket's
+frames go through its own bounded ``Outbox``: following the feed never waits for a socket."""
 
 from __future__ import annotations
 
@@ -10,22 +11,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from aiohttp import WSCloseCode, web
+from aiohttp import WSCloseCode
 
+from services.gateway.outbox import Outbox
 from shared.infra.bus import Bus, news_records, parse_json_field, read_plan, stream_batches
 
 
 @dataclass(eq=False)
 class Watcher:
-    """One WebSocket and who is watching through it."""
+    """One WebSocket (its outbox) and who is watching through it."""
 
-    ws: web.WebSocketResponse
+    outbox: Outbox
     game_id: str
     viewer: int | None
+    # The version up to which this socket's frames are queued: what is queued is delivered in
+    # order or the socket is closed (and its client reconnects with the version it last got).
     sent_version: int = 0
     catch_up: bool = False  # send the events missed since ``sent_version``, not only the view
     token: str = ""  # the token the viewer authenticated with (its commands count against it)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one push at a time
+    behind: bool = False  # news came while a push held the lock: that push goes round again
 
 
 Push = Callable[[Watcher], Awaitable[None]]
@@ -40,14 +45,14 @@ class Hub:
         self.push = push
         self.on_news = on_news
         self.watchers: dict[str, set[Watcher]] = {}
-        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+        self.outboxes: weakref.WeakSet[Outbox] = weakref.WeakSet()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self.log = structlog.get_logger("gateway.hub")
 
     def add(self, watcher: Watcher) -> None:
         self.watchers.setdefault(watcher.game_id, set()).add(watcher)
-        self.sockets.add(watcher.ws)
+        self.outboxes.add(watcher.outbox)
 
     def remove(self, watcher: Watcher) -> None:
         group = self.watchers.get(watcher.game_id)
@@ -63,15 +68,12 @@ class Hub:
 
     async def close_sockets(self) -> None:
         """Close every socket with GOING_AWAY. Runs on the app's shutdown, before the server
-        waits for its handlers: a socket's handler only returns once the socket is closed."""
-        sockets = list(self.sockets)
-        await asyncio.gather(
-            *(
-                ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")
-                for ws in sockets
-            ),
-            return_exceptions=True,
-        )
+        waits for its handlers: a socket's handler only returns once the socket is closed.
+        (A socket that does not read is cut off after its outbox's ``close_seconds``.)"""
+        outboxes = list(self.outboxes)
+        for outbox in outboxes:
+            outbox.close(WSCloseCode.GOING_AWAY, "server shutting down")
+        await asyncio.gather(*(o.wait_closed() for o in outboxes), return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop following (and close any socket still open with GOING_AWAY).
@@ -136,14 +138,14 @@ class Hub:
         await self.wake(game, version)
 
     async def wake(self, game_id: str, version: int) -> None:
-        """Push fresh views to every watcher of ``game_id`` that has not seen ``version``."""
+        """Queue fresh views for every watcher of ``game_id`` that has not seen ``version``.
+        (``push`` reads the log at most; it never waits for a socket or its lock.)"""
         for watcher in list(self.watchers.get(game_id, ())):
-            if watcher.sent_version < version and not watcher.ws.closed:
+            if watcher.outbox.closing:
+                self.remove(watcher)
+            elif watcher.sent_version < version:
                 try:
                     await self.push(watcher)
-                except (ConnectionError, RuntimeError) as err:  # the socket is gone
-                    self.log.info("dropping a watcher", game=game_id, error=str(err))
-                    self.remove(watcher)
                 except Exception as err:  # e.g. Redis: the next change pushes again
                     self.log.warning("pushing a view failed", game=game_id, error=str(err))
 

@@ -209,6 +209,10 @@ def openapi_document() -> dict[str, Any]:
             "/api/games/{game_id}/ws": {
                 "get": {
                     "summary": "WebSocket: views pushed after every change; commands accepted",
+                    "description": "Frames: view, events (with 'after', or after a sync "
+                    "message), answer, error. A socket that lets its queue of frames fill up "
+                    "(RUMMY_SOCKET_QUEUE) is closed with 4008 'too slow: reconnect with "
+                    "?after=<version>'; on shutdown with 1001 (going away).",
                     "parameters": [
                         game_id,
                         {"name": "token", "in": "query", "schema": {"type": "string"}},

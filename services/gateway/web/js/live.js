@@ -1,8 +1,11 @@
 // Live updates over the game's WebSocket: the viewer's view after every change and the events in
 // between. It reconnects by itself with backoff (0.5 s doubling to 15 s, with jitter) and asks
-// for what it missed (?after=<the last version it saw>).
+// for what it missed (?after=<the last version it saw>). Closed as too slow (the server's queue
+// for this socket filled up), it reconnects at once: the server is there, this client fell behind.
 
 import { socketUrl } from "./api.js";
+
+const TOO_SLOW = 4008; // the server's close code for a socket that let its queue fill up
 
 export class Live {
   constructor(gameId, token, { onView, onEvents, onStatus }) {
@@ -68,11 +71,14 @@ export class Live {
         }
       } else if (data.type === "events" && Array.isArray(data.events)) {
         this.onEvents(data.events);
+        const last = data.events[data.events.length - 1];
+        if (last && Number.isInteger(last.version)) this.saw(last.version); // got up to there
       }
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (event) => {
       if (this.socket === socket) this.socket = null;
-      if (!this.stopped) this.connectSoon(this.immediate ? 0 : undefined);
+      const now = this.immediate || event.code === TOO_SLOW;
+      if (!this.stopped) this.connectSoon(now ? 0 : undefined);
       this.immediate = false;
     });
     socket.addEventListener("error", () => {
