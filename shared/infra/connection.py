@@ -62,7 +62,7 @@ def _plain_tcp(url: str) -> bool:
     return url.startswith("redis://")
 
 
-def _embedded_client() -> Any:
+def _embedded_client() -> aioredis.Redis:
     """A client of the process's stand-in server."""
     import fakeredis.aioredis
 
@@ -73,7 +73,7 @@ def _embedded_client() -> Any:
     )
 
 
-def connect(settings: Settings) -> Any:
+def connect(settings: Settings) -> aioredis.Redis | RedisCluster:
     """A client for the settings' Redis (reconnecting with backoff after a restart).
 
     A command that meets a lost connection is sent again on a new one after 0.1, 0.2, 0.4 ...
