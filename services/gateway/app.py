@@ -32,6 +32,7 @@ from shared.core.views import event_json, view_json
 from shared.infra import codec, jsontext
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import Bus, CommandEntry, Requester
+from shared.infra.client import RedisClient
 from shared.infra.gamelog import GameLog, Loaded
 from shared.infra.keys import Keys, check_game_id
 from shared.infra.observability import health_routes, service_registry
@@ -73,7 +74,7 @@ class GatewayMetrics:
 class Gateway:
     """The state every handler shares (one per app)."""
 
-    def __init__(self, client: Any, settings: Settings) -> None:
+    def __init__(self, client: RedisClient, settings: Settings) -> None:
         # Concurrent requests' Redis calls share pipelines (blocking reads go straight through).
         client = self.client = autopipe(client)
         self.settings = settings
@@ -567,7 +568,7 @@ async def _going_away(app: web.Application) -> None:
     await app[GATEWAY].hub.close_sockets()
 
 
-def make_app(client: Any, settings: Settings) -> web.Application:
+def make_app(client: RedisClient, settings: Settings) -> web.Application:
     """The gateway's aiohttp application over ``client``."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[errors_and_metrics])
     gateway = Gateway(client, settings)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections import OrderedDict
-from typing import Any
 
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
 
 HOST = "host"
@@ -27,7 +27,7 @@ def token_hash(token: str) -> str:
 class Tokens:
     """Issue and resolve the tokens of games (host, or a seat number)."""
 
-    def __init__(self, client: Any, keys: Keys) -> None:
+    def __init__(self, client: RedisClient, keys: Keys) -> None:
         self.client = client
         self.keys = keys
         self._known: OrderedDict[tuple[str, str], str] = OrderedDict()

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 
 from services.gateway.errors import ApiError
 from shared.core.cards import cards_str, sorted_cards
-from shared.core.solver import solve
+from shared.core.solver import Goal, solve
 from shared.core.views import seat_view
 
 GOALS = ("cards", "points", "opening")
@@ -55,9 +55,10 @@ async def hint(request: web.Request) -> web.Response:
     if flag not in ("true", "false"):
         raise ApiError(422, "bad_request", "min_disruption must be true or false")
     view = seat_view(state, seat)
+    aim = cast(Goal, goal)  # one of GOALS, checked above
     started = time.perf_counter()
     play = await asyncio.get_running_loop().run_in_executor(
-        None, solve, view.rules, view.table, view.hand, view.opened, goal, flag == "true"
+        None, solve, view.rules, view.table, view.hand, view.opened, aim, flag == "true"
     )
     return web.json_response(
         {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from shared.infra.client import RedisClient
 from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys
 
@@ -19,7 +20,7 @@ PAGE = 50
 class Lobby:
     """Reads and keeps the lobby's sorted sets."""
 
-    def __init__(self, client: Any, keys: Keys, games: GameLog) -> None:
+    def __init__(self, client: RedisClient, keys: Keys, games: GameLog) -> None:
         self.client = client
         self.keys = keys
         self.games = games

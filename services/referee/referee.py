@@ -54,6 +54,7 @@ from shared.infra.bus import (
     read_plan,
     stream_batches,
 )
+from shared.infra.client import RedisClient
 from shared.infra.gamelog import GameLog, Loaded
 from shared.infra.keys import Keys, awaiting_member
 from shared.infra.leases import PartitionLeases
@@ -143,7 +144,7 @@ class Referee:
     """One referee process's work (run several for throughput and failover)."""
 
     def __init__(
-        self, client: Any, settings: Settings, clock: Callable[[], float] = time.time
+        self, client: RedisClient, settings: Settings, clock: Callable[[], float] = time.time
     ) -> None:
         # Concurrent commands' Redis calls share pipelines (blocking reads go straight through).
         self.client = autopipe(client)

@@ -14,6 +14,7 @@ from typing import Any
 
 from shared.core.state import GameState
 from shared.core.views import standings
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
 
 STANDINGS_SCRIPT = """
@@ -71,7 +72,7 @@ def game_standings(state: GameState) -> dict[str, Any]:
 class Projections:
     """Writes the read models to Redis."""
 
-    def __init__(self, client: Any, keys: Keys) -> None:
+    def __init__(self, client: RedisClient, keys: Keys) -> None:
         self.client = client
         self.keys = keys
         self._standings = client.register_script(STANDINGS_SCRIPT)

@@ -35,6 +35,7 @@ from shared.infra.bus import (
     read_plan,
     stream_batches,
 )
+from shared.infra.client import RedisClient
 from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys, awaiting_member, check_game_id
 from shared.infra.observability import service_registry
@@ -69,7 +70,7 @@ def carried_on(state: GameState, round_number: int) -> bool:
 class Scoring:
     """One scoring process (several may run; every step is idempotent)."""
 
-    def __init__(self, client: Any, settings: Settings) -> None:
+    def __init__(self, client: RedisClient, settings: Settings) -> None:
         # Concurrent Redis calls share pipelines (blocking reads go straight through).
         client = self.client = autopipe(client)
         self.settings = settings

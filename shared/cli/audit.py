@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from shared.audit.record import GameRecord
     from shared.audit.verify import Audit, Receipt
+    from shared.infra.client import RedisClient
     from shared.infra.store.redis import RedisEventStore
 
 EXIT_OK = 0
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 # --- plumbing ------------------------------------------------------------------------------------
 
 
-def open_client() -> tuple[Any, str]:
+def open_client() -> tuple[RedisClient, str]:
     """A Redis client for ``REDIS_URL`` and the key prefix (tests replace this function)."""
     from shared.infra.connection import connect
     from shared.infra.settings import Settings, SettingsError

@@ -39,6 +39,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
+from shared.infra.client import CommandGroup, RedisClient
 from shared.infra.wire import Receiver, Wire, WireDown, pack
 
 COALESCED = frozenset(
@@ -87,12 +88,13 @@ _Sent = tuple[_Call, tuple[Any, ...], dict[str, Any]]  # the call, its command a
 class AutoPipeline:
     """A Redis client wrapper that sends concurrent commands in shared pipelines."""
 
-    def __init__(self, client: Any) -> None:
-        self.client = client
+    def __init__(self, client: RedisClient) -> None:
+        # redis-py's client: beyond RedisClient, its response callbacks and pipeline recording.
+        self.client: Any = client
         wire = getattr(client, "wire", None)
         self.wire: Wire | None = wire if isinstance(wire, Wire) else None
         # Builds a command's arguments as redis-py would (its pipeline records, never sends).
-        self._recorder = client.pipeline(transaction=False) if self.wire is not None else None
+        self._recorder: Any = client.pipeline(transaction=False) if self.wire is not None else None
         self._queue: list[_Call] = []
         self._lost: list[_Call] = []  # sent on the wire, connection lost before the reply
         self._tasks: set[asyncio.Task[None]] = set()  # batches on their way
@@ -287,12 +289,13 @@ class AutoPipeline:
             else:
                 future.set_result(result)
 
-    def pipeline(self, transaction: bool = True) -> Any:
+    def pipeline(self, transaction: bool = True) -> CommandGroup:
         """A group of commands sent together: through the shared pipeline with
         ``transaction=False``; a transaction (MULTI/EXEC) of its own otherwise, as redis-py's
         ``pipeline()`` is by default."""
         if transaction:
-            return self.client.pipeline(transaction=True)
+            group: CommandGroup = self.client.pipeline(transaction=True)
+            return group
         return Group(self)
 
     def register_script(self, script: str) -> AsyncScript:
@@ -335,16 +338,19 @@ class Group:
         return list(done)
 
 
-def autopipe(client: Any) -> Any:
+def autopipe(client: RedisClient) -> RedisClient:
     """``client`` with auto-pipelining (a cluster client, or one wrapped already, unchanged)."""
     if isinstance(client, RedisCluster | AutoPipeline):
         return client
     return AutoPipeline(client)
 
 
-def raw_client(client: Any) -> Any:
+def raw_client(client: RedisClient) -> RedisClient:
     """The client under an ``AutoPipeline`` (or ``client`` itself)."""
-    return client.client if isinstance(client, AutoPipeline) else client
+    if isinstance(client, AutoPipeline):
+        raw: RedisClient = client.client
+        return raw
+    return client
 
 
 class _One:

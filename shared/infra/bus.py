@@ -25,6 +25,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from shared.infra import jsontext
 from shared.infra.autopipe import raw_client
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys, check_game_id
 
 FIELD = b"c"
@@ -135,7 +136,7 @@ class CommandEntry:
 class Bus:
     """Sending commands and news over one Redis client."""
 
-    def __init__(self, client: Any, keys: Keys, partitions: int) -> None:
+    def __init__(self, client: RedisClient, keys: Keys, partitions: int) -> None:
         self.client = client
         self.keys = keys
         self.partitions = partitions
@@ -270,7 +271,7 @@ def news_records(fields: dict[Any, Any]) -> list[bytes]:
         number += 1
 
 
-def read_plan(client: Any, streams: list[str]) -> list[list[str]]:
+def read_plan(client: RedisClient, streams: list[str]) -> list[list[str]]:
     """How to follow partitioned streams: on one Redis, all of them in one blocking read (under
     load each read brings the news of every partition at once); on a Redis Cluster, one read
     per stream, since one command's keys must share a slot."""

@@ -1,14 +1,14 @@
 """One way to get a Redis client: a real Redis, a Redis Cluster, or the embedded stand-in.
 
 ``rummy serve`` runs on fakeredis (with its Lua support) so that a newcomer needs no server; the
-same code talks to a real Redis or Cluster when ``REDIS_URL`` is set.
+same code talks to a real Redis or Cluster when ``REDIS_URL`` is set. fakeredis is imported only
+when the stand-in is built: a service of a real Redis does not load it (nor its Lua runtime).
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import fakeredis
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
@@ -20,12 +20,17 @@ from redis.utils import DEFAULT_RESP_VERSION
 from shared.infra.settings import Settings
 from shared.infra.wire import Wire, pack
 
+if TYPE_CHECKING:
+    import fakeredis
+
 _EMBEDDED: dict[str, fakeredis.FakeServer] = {}
 MAX_CONNECTIONS = 512  # per client; a command waits (up to 20 s) when all are busy
 
 
 def embedded_server(name: str = "default") -> fakeredis.FakeServer:
     """The in-process stand-in server shared by every service of this process."""
+    import fakeredis
+
     if name not in _EMBEDDED:
         _EMBEDDED[name] = fakeredis.FakeServer()
     return _EMBEDDED[name]
@@ -57,7 +62,18 @@ def _plain_tcp(url: str) -> bool:
     return url.startswith("redis://")
 
 
-def connect(settings: Settings) -> Any:
+def _embedded_client() -> aioredis.Redis:
+    """A client of the process's stand-in server."""
+    import fakeredis.aioredis
+
+    return fakeredis.aioredis.FakeRedis(
+        server=embedded_server(),
+        connection_pool_class=aioredis.BlockingConnectionPool,
+        max_connections=MAX_CONNECTIONS,
+    )
+
+
+def connect(settings: Settings) -> aioredis.Redis | RedisCluster:
     """A client for the settings' Redis (reconnecting with backoff after a restart).
 
     A command that meets a lost connection is sent again on a new one after 0.1, 0.2, 0.4 ...
@@ -69,11 +85,7 @@ def connect(settings: Settings) -> Any:
     # A blocking pool: under a burst, a command waits for a free connection (up to 20 s) rather
     # than failing at once with "Too many connections" (redis-py's plain pool raises).
     if settings.redis_url is None:
-        return fakeredis.aioredis.FakeRedis(
-            server=embedded_server(),
-            connection_pool_class=aioredis.BlockingConnectionPool,
-            max_connections=MAX_CONNECTIONS,
-        )
+        return _embedded_client()
     retry = Retry(ExponentialBackoff(cap=2.0, base=0.05), retries=8)
     errors = [RedisConnectionError, RedisTimeoutError, ConnectionResetError]
     if settings.redis_cluster:

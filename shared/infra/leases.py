@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Any
 
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
 
 # KEYS[1]: the lease; ARGV[1]: the holder, ARGV[2]: ttl in ms. 1 if the holder still holds it.
@@ -43,7 +43,7 @@ return 0
 class PartitionLeases:
     """One referee's leases over the command partitions."""
 
-    def __init__(self, client: Any, keys: Keys, holder: str, partitions: int, ttl_ms: int):
+    def __init__(self, client: RedisClient, keys: Keys, holder: str, partitions: int, ttl_ms: int):
         self.client = client
         self.keys = keys
         self.holder = holder

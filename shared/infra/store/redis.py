@@ -30,10 +30,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, cast
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-
 from shared.infra import codec
+from shared.infra.client import RedisClient
 from shared.infra.events import GENESIS_HASH, StoredEvent
 from shared.infra.keys import DEFAULT_PREFIX, Keys, check_game_id
 from shared.infra.store.base import (
@@ -84,12 +82,10 @@ end
 return {0}
 """.replace("@GENESIS@", GENESIS_HASH)
 
-RedisClient = Redis | RedisCluster
-
 
 class RedisEventStore(EventStore):
-    """The store over a ``redis.asyncio`` client (``Redis`` or ``RedisCluster``) whose replies
-    are bytes (``decode_responses=False``, the default).
+    """The store over a Redis client (``Redis``, ``RedisCluster``, or the auto-pipeline over
+    one) whose replies are bytes (``decode_responses=False``, the default).
 
     ``block_ms`` is how long one ``XREAD BLOCK`` of ``subscribe`` waits before asking again; keep
     it below the client's socket timeout, if it has one.
