@@ -209,14 +209,18 @@ async def test_a_replay_from_the_pool_is_the_replay_of_the_log(
         (None, SPECTATOR),
         ("operator-token", None),
     ]
-    asks = [("turn", n) for n in (1, 2, last_turn // 2, last_turn)] + [("version", 5)]
+    asks: list[tuple[int | None, int | None]] = [
+        *((n, None) for n in (1, 2, last_turn // 2, last_turn)),
+        (None, 5),
+    ]
     for token, viewer in viewers:
-        for name, number in asks:
-            path = f"/api/games/{game_id}/replay?{name}={number}"
+        for turn, version in asks:
+            query = f"turn={turn}" if turn is not None else f"version={version}"
+            path = f"/api/games/{game_id}/replay?{query}"
             async with asyncio.timeout(SAFETY):
                 reply = await api.call("GET", path, token=token)
             assert reply.status == 200, reply
-            expected = replay(events, viewer=viewer, **{name: number}) | {"head": head}
+            expected = replay(events, turn=turn, version=version, viewer=viewer) | {"head": head}
             assert reply.body == json.loads(json.dumps(expected)), (path, viewer)
     reply = await api.call("GET", f"/api/games/{game_id}/replay?turn={last_turn + 5}")
     assert reply.status == 404
