@@ -18,6 +18,7 @@ from aiohttp import WSMsgType, web
 from prometheus_client import Counter, Gauge, Histogram
 
 from services.gateway import static_routes
+from services.gateway.answers import Answers
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
 from services.gateway.hub import Hub, Watcher, watcher_info
@@ -89,6 +90,8 @@ class Gateway:
         self.lobby = Lobby(client, self.keys, self.games)
         self.limiter = RateLimiter(settings.rate_per_second)
         self.metrics = GatewayMetrics()
+        # Hints, replays and exports: in worker processes, each within its budget, kept.
+        self.answers = Answers(settings, self.metrics.registry)
         self.hub = Hub(self.bus, self.push, self.on_news)
         self.log = structlog.get_logger("gateway")
 
@@ -559,7 +562,9 @@ async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     gw = app[GATEWAY]
     await gw.requester.start()
     await gw.hub.start()
+    await gw.answers.start()
     yield
+    await gw.answers.stop()  # every worker process ended and reaped
     await gw.hub.stop()
     await gw.requester.close()
 

@@ -29,6 +29,12 @@ GATEWAY_ERRORS: dict[str, str] = {
     "origin_not_allowed": "the request's Origin is not allowed",
     "hints_off": "hints are switched off for this game",
     "not_finished": "the game record is available once the game has ended",
+    "solver_busy": "every worker that computes hints and replays is busy; retry after "
+    "Retry-After seconds",
+    "hint_timeout": "the solver found no play it could prove best within the hint budget "
+    "(RUMMY_HINT_SECONDS); no partial hint is given",
+    "replay_timeout": "the replay took longer than its budget (RUMMY_REPLAY_SECONDS)",
+    "export_timeout": "the game record took longer than its budget (RUMMY_REPLAY_SECONDS)",
 }
 
 ERROR_CODES: dict[str, str] = REJECTIONS | GATEWAY_ERRORS

@@ -8,20 +8,24 @@ the option ``"hints": false`` answers 409 ``hints_off``.
 Query: ``goal`` = ``cards`` (default) | ``points`` | ``opening``; ``min_disruption`` = ``true`` |
 ``false``. The answer mirrors `rummy solve`: ``layout`` (a whole table the referee accepts for
 that seat), ``played``, ``to_hand``, ``points``, ``seconds``, plus ``found``, ``my_turn`` and the
-game ``version`` it was computed at. The solver runs in a worker thread, off the event loop.
+game ``version`` it was computed at.
+
+The solver runs in the gateway's worker processes (``answers.Answers``), never on the event loop,
+within ``RUMMY_HINT_SECONDS``: past it the worker is stopped and the answer is 503
+``hint_timeout`` (kept for that seat and version: asking again before the game moves on gets the
+same answer at once). Every worker busy and the queue full: 503 ``solver_busy`` with
+``Retry-After``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-from typing import Any, cast
+from typing import Any
 
 from aiohttp import web
 
+from services.gateway import jobs
+from services.gateway.answers import Job, respond
 from services.gateway.errors import ApiError
-from shared.core.cards import cards_str, sorted_cards
-from shared.core.solver import Goal, solve
 from shared.core.views import seat_view
 
 GOALS = ("cards", "points", "opening")
@@ -55,25 +59,14 @@ async def hint(request: web.Request) -> web.Response:
     if flag not in ("true", "false"):
         raise ApiError(422, "bad_request", "min_disruption must be true or false")
     view = seat_view(state, seat)
-    aim = cast(Goal, goal)  # one of GOALS, checked above
-    started = time.perf_counter()
-    play = await asyncio.get_running_loop().run_in_executor(
-        None, solve, view.rules, view.table, view.hand, view.opened, aim, flag == "true"
-    )
-    return web.json_response(
-        {
-            "seat": seat,
-            "version": loaded.version,
-            "my_turn": view.my_turn,
-            "goal": goal,
-            "found": play.found,
-            "layout": [cards_str(m) for m in play.layout],
-            "played": cards_str(sorted_cards(play.played)),
-            "to_hand": cards_str(sorted_cards(play.to_hand)),
-            "points": play.points,
-            "seconds": round(time.perf_counter() - started, 6),
-        }
-    )
+    about = {"seat": seat, "version": loaded.version, "my_turn": view.my_turn, "goal": goal}
+    key = (game_id, loaded.version, seat, goal, flag)
+
+    async def job() -> Job:
+        args = (view.rules, view.table, view.hand, view.opened, goal, flag == "true", about)
+        return jobs.hint, args
+
+    return respond(await gw.answers.answer("hint", key, job, gw.settings.hint_seconds))
 
 
 def add_routes(app: web.Application) -> None:

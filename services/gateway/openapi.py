@@ -232,7 +232,15 @@ def openapi_document() -> dict[str, Any]:
                         {"name": "version", "in": "query", "schema": {"type": "integer"}},
                     ],
                     "security": [{}, {"bearer": []}],
-                    "responses": {"200": _answer("the replay"), **_errors(401, 404, 422)},
+                    "responses": {
+                        "200": _answer("the replay"),
+                        **_errors(401, 404, 422),
+                        "503": _answer(
+                            "replay_timeout: longer than RUMMY_REPLAY_SECONDS to work out; "
+                            "solver_busy: every worker busy (see Retry-After)",
+                            ERROR,
+                        ),
+                    },
                 },
             },
             "/api/games/{game_id}/export": {
@@ -248,17 +256,37 @@ def openapi_document() -> dict[str, Any]:
                             "content": {"application/x-ndjson": {}},
                         },
                         **_errors(404, 409),
+                        "503": _answer(
+                            "export_timeout: longer than RUMMY_REPLAY_SECONDS to build; "
+                            "solver_busy: every worker busy (see Retry-After)",
+                            ERROR,
+                        ),
                     },
                 },
             },
             "/api/games/{game_id}/hint": {
                 "get": {
                     "summary": "The best play the solver finds for the seat to move",
-                    "parameters": [game_id],
+                    "description": "Worked out within RUMMY_HINT_SECONDS; past it 503 "
+                    "hint_timeout (no partial hint: only a play proven best is given).",
+                    "parameters": [
+                        game_id,
+                        {
+                            "name": "goal",
+                            "in": "query",
+                            "schema": {"enum": ["cards", "points", "opening"]},
+                        },
+                        {"name": "min_disruption", "in": "query", "schema": {"type": "boolean"}},
+                    ],
                     "security": [{"bearer": []}],
                     "responses": {
                         "200": _answer("a layout with played cards and points"),
-                        **_errors(401, 403, 404, 409),
+                        **_errors(401, 403, 404, 409, 422),
+                        "503": _answer(
+                            "hint_timeout: no play proven best within RUMMY_HINT_SECONDS; "
+                            "solver_busy: every worker busy (see Retry-After)",
+                            ERROR,
+                        ),
                     },
                 },
             },

@@ -10,6 +10,12 @@ ended (or to the operator token) everything is shown.
 the game has ended, to anyone; at any time with ``Authorization: Bearer <operator token>`` when
 the server has one (``RUMMY_OPERATOR_TOKEN``). While a game is live anyone else gets 409
 ``not_finished``: a seat can only keep receipts until then.
+
+Both are worked out in the gateway's worker processes (``answers.Answers``) from the log's raw
+records, never on the event loop, within ``RUMMY_REPLAY_SECONDS`` (past it: 503
+``replay_timeout`` / ``export_timeout``; every worker busy: 503 ``solver_busy`` with
+``Retry-After``). A replay is kept by game, version, turn or version asked and viewer, so the same
+replay asked again costs nothing; an export is not (its header says when it was exported).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Any
 
 from aiohttp import web
 
+from services.gateway import jobs
+from services.gateway.answers import Job, respond
 from services.gateway.errors import ApiError
 
 
@@ -48,39 +56,41 @@ def _number(request: web.Request, name: str) -> int | None:
     return int(text)
 
 
-async def _stored(gw: Any, game_id: str) -> tuple[Any, list[Any]]:
-    """The game's state (404 if none) and its stored events."""
-    loaded = await gw.load(game_id)
-    events = await gw.games.store.read(game_id)
-    return loaded, events
+async def _records(gw: Any, game_id: str, version: int) -> list[bytes]:
+    """The log's records up to ``version`` (the state's the answer's receipt names)."""
+    records: list[bytes] = await gw.games.store.records(game_id, limit=version)
+    return records
 
 
 async def replay_turn(request: web.Request) -> web.Response:
-    from shared.audit.replay import SPECTATOR, ReplayError, replay
+    from shared.audit.replay import SPECTATOR
 
     gw = _gateway(request)
     game_id = request.match_info["game_id"]
     turn, version = _number(request, "turn"), _number(request, "version")
     if (turn is None) == (version is None):
         raise ApiError(422, "bad_request", "give either ?turn=N or ?version=V")
-    loaded, events = await _stored(gw, game_id)
+    loaded = await gw.load(game_id)
     viewer: Any = None  # everything: a finished game, or the operator
     if loaded.state.status != "finished" and not is_operator(request, gw.settings.operator_token):
         role = await gw.viewer(request, game_id, required=False)
         viewer = int(role) if role is not None and role.isdigit() else SPECTATOR
-    try:
-        body = replay(events, turn=turn, version=version, viewer=viewer)
-    except ReplayError as err:
-        raise ApiError(404, "not_found", str(err)) from None
-    return web.json_response(body | {"head": {"version": loaded.version, "hash": loaded.head}})
+    head = {"version": loaded.version, "hash": loaded.head}
+
+    async def job() -> Job:
+        records = await _records(gw, game_id, loaded.version)
+        return jobs.replay, (records, turn, version, viewer, head)
+
+    key = (game_id, loaded.version, turn, version, viewer)
+    return respond(await gw.answers.answer("replay", key, job, gw.settings.replay_seconds))
 
 
 async def export_game(request: web.Request) -> web.Response:
-    from shared.audit.record import MEDIA_TYPE, RecordError, build_record, dumps
+    from shared.audit.record import MEDIA_TYPE
 
     gw = _gateway(request)
     game_id = request.match_info["game_id"]
-    loaded, events = await _stored(gw, game_id)
+    loaded = await gw.load(game_id)
     operator = is_operator(request, gw.settings.operator_token)
     if loaded.state.status != "finished" and not operator:
         raise ApiError(
@@ -89,12 +99,13 @@ async def export_game(request: web.Request) -> web.Response:
             "the game record is available once the game has ended; until then keep the "
             "receipts (version and head) of your views and answers",
         )
-    try:
-        text = dumps(build_record(events))
-    except RecordError as err:
-        raise ApiError(500, "bad_request", f"the game cannot be exported: {err}") from None
-    return web.Response(
-        text=text,
+
+    async def job() -> Job:
+        return jobs.export, (await _records(gw, game_id, loaded.version),)
+
+    answer = await gw.answers.answer("export", None, job, gw.settings.replay_seconds)
+    return respond(
+        answer,
         content_type=MEDIA_TYPE,
         charset="utf-8",
         headers={"Content-Disposition": f'attachment; filename="{game_id}.rrec"'},

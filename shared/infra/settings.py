@@ -48,6 +48,7 @@ class Settings:
     limit_sync_per_minute: float = 60.0  # gateway: WebSocket syncs and re-auths per socket
     trusted_proxies: str = ""  # gateway: addresses/CIDRs (commas) whose X-Forwarded-For counts
     solver_workers: int = 2  # gateway: worker processes for hints and live replays
+    solver_queue: int = 4  # gateway: jobs that may wait for a busy worker before 503 solver_busy
     hint_seconds: float = 2.0  # gateway: wall-clock budget of one hint
     replay_seconds: float = 5.0  # gateway: wall-clock budget of one live replay
     socket_queue: int = 64  # gateway: frames queued for one WebSocket before it is closed
@@ -99,6 +100,8 @@ class Settings:
             raise SettingsError("RUMMY_PREFIX may not contain braces")
         if self.solver_workers < 1 or self.solver_workers > 64:
             raise SettingsError("RUMMY_SOLVER_WORKERS must be 1-64")
+        if self.solver_queue < 0 or self.solver_queue > 10_000:
+            raise SettingsError("RUMMY_SOLVER_QUEUE must be 0-10000")
         if self.hint_seconds <= 0 or self.replay_seconds <= 0:
             raise SettingsError("RUMMY_HINT_SECONDS and RUMMY_REPLAY_SECONDS must be positive")
         if self.socket_queue < 1:

@@ -144,14 +144,38 @@ class RedisEventStore(EventStore):
         )
 
     async def _read(self, game_id: str, after: int, limit: int | None) -> list[StoredEvent]:
+        entries = await self._entries(game_id, after, limit)
+        return [self._decode(entry_id, fields) for entry_id, fields in entries]
+
+    async def records(self, game_id: str, after: int = 0, limit: int | None = None) -> list[bytes]:
+        """The stored records of ``game_id`` after ``after`` (at most ``limit``), not decoded:
+        for a reader that decodes them elsewhere (``codec.decode``, in a worker process)."""
+        check_game_id(game_id)
+        if type(after) is not int or after < 0:
+            raise ValueError(f"after must be an int >= 0, got {after!r}")
+        if limit is not None and (type(limit) is not int or limit < 0):
+            raise ValueError(f"limit must be an int >= 0 or None, got {limit!r}")
+        if limit == 0:
+            return []
+        out: list[bytes] = []
+        for entry_id, fields in await self._entries(game_id, after, limit):
+            raw = fields.get(EVENT_FIELD)
+            if not isinstance(raw, bytes):
+                raise StoreError(f"stream entry {entry_id!r} has no event field")
+            out.append(raw)
+        return out
+
+    async def _entries(
+        self, game_id: str, after: int, limit: int | None
+    ) -> list[tuple[bytes, dict[Any, Any]]]:
         key = self.keys.events(game_id)
-        out: list[StoredEvent] = []
+        out: list[tuple[bytes, dict[Any, Any]]] = []
         start = after + 1
         while limit is None or len(out) < limit:
             count = PAGE if limit is None else min(PAGE, limit - len(out))
             reply = await self.client.xrange(key, min=f"{start}-0", max="+", count=count)
             entries = cast(list[tuple[bytes, dict[Any, Any]]], reply or [])
-            out.extend(self._decode(entry_id, fields) for entry_id, fields in entries)
+            out.extend(entries)
             if not entries or len(entries) < count:
                 break
             start = int(_text(entries[-1][0]).split("-")[0]) + 1  # IDs always move forward
