@@ -9,6 +9,7 @@ one card (two decks) are counted, not told apart.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -30,14 +31,11 @@ def card_texts(value: Any) -> Counter[str]:
     """Every card in notation in a JSON value (strings that are a card, and cards named inside
     other strings), counted."""
     found: Counter[str] = Counter()
-    if isinstance(value, str):
-        found.update(NAMED.findall(value))
-    elif isinstance(value, dict):
-        for item in value.values():
-            found += card_texts(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            found += card_texts(item)
+    for text in _texts(value):
+        if CARD.match(text):
+            found[text] += 1
+        else:
+            found.update(NAMED.findall(text))
     return found
 
 
@@ -50,15 +48,6 @@ def visible(state: GameState, viewer: int | None) -> Counter[str]:
     return known
 
 
-def hidden(state: GameState, viewer: int | None) -> Counter[str]:
-    """The cards hidden from ``viewer`` in ``state``: the other seats' hands and the stock."""
-    secret: Counter[str] = Counter(cards_str(state.stock))
-    for seat, hand in enumerate(state.hands):
-        if seat != viewer:
-            secret += Counter(cards_str(hand))
-    return secret
-
-
 def around(event: Event, before: GameState, after: GameState, viewer: int | None) -> Counter[str]:
     """What ``viewer`` may know of while ``event`` happens: what it could see before or after
     (a card drawn from the pile was on it, a played card is on the table). A deal replaces every
@@ -68,15 +57,15 @@ def around(event: Event, before: GameState, after: GameState, viewer: int | None
     return visible(before, viewer) | visible(after, viewer)
 
 
-def excess(shown: Any, allowed: Counter[str]) -> Counter[str]:
+def excess(shown: Any, allowed: Counter[str]) -> dict[str, int]:
     """The cards ``shown`` holds beyond ``allowed`` (empty: nothing leaks)."""
-    return card_texts(shown) - allowed
+    return {card: n - allowed[card] for card, n in card_texts(shown).items() if n > allowed[card]}
 
 
 def assert_within(shown: Any, allowed: Counter[str], where: object) -> None:
     """``shown`` shows no card beyond ``allowed``."""
     extra = excess(shown, allowed)
-    assert not extra, (where, dict(extra), shown)
+    assert not extra, (where, extra, shown)
 
 
 def assert_fields_within(shown: dict[str, Any], allowed: Counter[str], where: object) -> None:
@@ -110,11 +99,41 @@ def card_lists(value: Any) -> list[list[str]]:
 RUN = 4  # consecutive stock cards, in order, that no output may show
 
 
-def assert_no_stock_order(shown: Any, stock: Iterable[int], where: object) -> None:
-    """No list of cards in ``shown`` holds ``RUN`` consecutive cards of the stock in its order
-    (its cards may all be known, after a reshuffle of the face-up pile: its order is not)."""
+@functools.lru_cache(maxsize=1024)
+def _runs(stock: tuple[int, ...]) -> frozenset[tuple[str, ...]]:
     order = cards_str(stock)
-    runs = {tuple(order[i : i + RUN]) for i in range(len(order) - RUN + 1)}
+    return frozenset(tuple(order[i : i + RUN]) for i in range(len(order) - RUN + 1))
+
+
+def assert_no_stock_order(shown: Any, stocks: Iterable[Iterable[int]], where: object) -> None:
+    """No list of cards in ``shown`` holds ``RUN`` consecutive cards of any of ``stocks`` in its
+    order (its cards may all be known, after a reshuffle of the face-up pile: its order is not)."""
+    runs = frozenset().union(*(_runs(tuple(stock)) for stock in stocks))
+    if not runs:
+        return
     for cards in card_lists(shown):
         for i in range(len(cards) - RUN + 1):
             assert tuple(cards[i : i + RUN]) not in runs, (where, cards)
+
+
+def _texts(value: Any, into: list[str] | None = None) -> list[str]:
+    """Every string inside a JSON value."""
+    found = [] if into is None else into
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _texts(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _texts(item, found)
+    return found
+
+
+def assert_each_within(shown: Any, allowed: Counter[str], where: object) -> None:
+    """Each list of cards and each text in ``shown`` shows no card beyond ``allowed`` (one at a
+    time: a replay names a card in several places, a verdict's ``played`` and its ``layout``)."""
+    for cards in card_lists(shown):
+        assert_within(cards, allowed, where)
+    for text in _texts(shown):
+        assert_within(text, allowed, where)

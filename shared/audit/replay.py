@@ -13,9 +13,9 @@ of a round, its score sheet and the end of the match are part of the turn that c
 ``viewer`` decides what is shown while the game is live: ``None`` everything (an operator, or any
 finished game), a seat number that seat's own hand only and no stock order, ``"spectator"`` no
 hands. Another seat's rejected layout (and the reason, which names its cards) stays hidden until
-the game has ended. Once it has ended, everything is shown to everyone. Who sees what is the
-events' declared visibility (``shared.core.visibility``): the snapshots, the commands' events and
-their card moves all read it.
+the game has ended, and so does the id of another seat's command. Once it has ended, everything
+is shown to everyone. Who sees what is the events' declared visibility
+(``shared.core.visibility``): the snapshots, the commands' events and their card moves read it.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from shared.core.judgement import Verdict as Judged
 from shared.core.judgement import judge_play
 from shared.core.state import GameState
 from shared.core.views import event_json, iso_time, standings
-from shared.core.visibility import PILE, STOCK, Sight, sees_field
+from shared.core.visibility import COMMAND_ID, PILE, STOCK, Sight, sees_field
 from shared.infra import codec
 from shared.infra.events import StoredEvent
 
@@ -260,8 +260,8 @@ def _card_moves(event: Event, before: GameState, sight: Sight) -> list[dict[str,
         cards: Any = cards_str(event.cards) if visible else len(event.cards)
         return [{"cards": cards, "from": event.source, "to": f"hand of seat {event.seat}"}]
     if isinstance(event, CardDiscarded):
-        return [{"cards": cards_str([event.card]), "from": f"hand of seat {event.seat}",
-                 "to": "pile"}]  # fmt: skip
+        laid: Any = cards_str([event.card]) if sees_field(sight, event, "card") else 1
+        return [{"cards": laid, "from": f"hand of seat {event.seat}", "to": "pile"}]
     if isinstance(event, StockReshuffled):
         refill = len(event.stock) - len(before.stock)
         visible = sees_field(sight, event, "stock")
@@ -298,7 +298,7 @@ def _command(line: Timeline, a: int, b: int, sight: Sight) -> dict[str, Any]:
         "versions": [line.stored[a].version, line.stored[b - 1].version],
         "time": iso_time(stored.time),
         "unix_time": stored.time,
-        "command_id": stored.command_id,
+        "command_id": stored.command_id if sight.sees(COMMAND_ID, seat) else None,
         "actor": stored.actor,
         "kind": kind,
         "seat": seat,

@@ -80,6 +80,9 @@ TURN: Mapping[str, Seen] = {
     "rejections_left": _OWN_TURN,
     "taken": _OWN_TURN,
 }
+# A command's id in a replay: the seat's own. The chain's hashes cover it, and with it, the time
+# and the hash the feed shows, anyone could test guesses at the cards hidden in its events.
+COMMAND_ID = Seen(Audience.SEAT)
 _UNDECLARED = Seen(Audience.NOBODY)  # fail closed: a field nobody classified is nobody's
 
 

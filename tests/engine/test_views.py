@@ -113,7 +113,7 @@ def check_view(state: GameState, viewer: int | None, secrets: tuple[str, ...]) -
         assert view["seed"] is None
         for secret in secrets:
             assert secret not in text
-        assert_no_stock_order(view, state.stock, viewer)
+        assert_no_stock_order(view, [state.stock], viewer)
 
 
 def check_event(event: Event, viewer: int | None, live: bool, secrets: tuple[str, ...]) -> None:
@@ -176,8 +176,7 @@ def check_truth(event: Event, before: GameState, after: GameState, viewer: int |
     order, and no other seat's seed."""
     shown = event_json(event, viewer, False)
     assert_fields_within(shown, around(event, before, after, viewer), (event.TYPE, viewer))
-    for stock in (before.stock, after.stock):
-        assert_no_stock_order(shown, stock, (event.TYPE, viewer))
+    assert_no_stock_order(shown, [before.stock, after.stock], (event.TYPE, viewer))
     others = [seed for seat, seed in enumerate(after.seeds) if seat != viewer]
     assert_no_text(shown, others, (event.TYPE, viewer))
 
