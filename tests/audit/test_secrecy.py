@@ -7,6 +7,8 @@ record is only for a sight that sees everything."""
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -16,9 +18,11 @@ import pytest
 from services.gateway.app import _event_for
 from shared.audit.record import NotFinished, build_record
 from shared.audit.replay import SPECTATOR, Timeline, replay, timeline
+from shared.core.cards import deck
 from shared.core.events import CardDiscarded, Event, RoundDealt, TurnStarted
 from shared.core.shuffle import shuffle_key
 from shared.core.visibility import EVERYONE, SEAT_ONLY, Sight
+from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain, compute_hash
 from tests.audit.games import Game
 from tests.secrecy import (
     assert_each_within,
@@ -212,3 +216,76 @@ def test_a_live_replay_hides_the_ids_of_other_seats_commands(game: Game) -> None
     assert any(c["command_id"] is not None for c in own["commands"] if c["seat"] == own["seat"])
     after = replay(game.events, turn=number, viewer=SPECTATOR, line=line)
     assert all(c["command_id"] is not None for c in after["commands"])
+
+
+def _as_served(game: Game) -> list[StoredEvent]:
+    """The game's log with the envelopes the services write: a timeout's command id and actor
+    are the referee's (``timeout:<turn>``, ``timeout``), a seat's command id is random."""
+    out: list[StoredEvent] = []
+    head = GENESIS_HASH
+    stored = game.events
+    index = 0
+    while index < len(stored):
+        first = stored[index]
+        end = index + 1
+        while end < len(stored) and (stored[end].command_id, stored[end].time) == (
+            first.command_id,
+            first.time,
+        ):
+            end += 1
+        if first.type == "TurnTimedOut":
+            command_id, actor = f"timeout:{first.data['number']}", "timeout"
+        else:
+            command_id, actor = uuid.uuid4().hex, None
+        new = [NewEvent(e.type, e.data, e.schema, actor or e.actor) for e in stored[index:end]]
+        out += chain(game.game_id, new, len(out) + 1, head, command_id, first.time)
+        head = out[-1].hash
+        index = end
+    return out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a known leak, not fixed here: the chain's hash of a timeout's draw covers nothing "
+    "another seat cannot rebuild (the referee's command id and actor, the feed's time and "
+    "hashes), so its few cards can be guessed and tested; the data it hashes needs a secret of "
+    "its own (a salt from the seed, revealed with it)",
+)
+def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[Game]) -> None:
+    """Another seat's failed-turn draw after a timeout, guessed card by card against the hash
+    the feed shows with the envelope everyone can rebuild: never found."""
+    game = next(
+        g for g in games if g.report.state.rules.failed_turn_draw == 2 and g.report.timeouts
+    )
+    served = _as_served(game)
+    line = timeline(served)
+    kinds = sorted(set(deck(line.final.rules.jokers)))
+    tried = recovered = 0
+    for index, stored in enumerate(served):
+        if stored.type != "CardDrawn" or served[index - 1].type != "TurnTimedOut":
+            continue
+        viewer = (stored.data["seat"] + 1) % line.final.seats
+        shown = _event_for(stored, viewer, False)
+        timed_out = _event_for(served[index - 1], viewer, False)
+        assert isinstance(shown["cards"], int)
+        tried += 1
+        for cards in itertools.product(kinds, repeat=shown["cards"]):
+            data = {k: shown[k] for k in ("seat", "source", "penalty")} | {"cards": list(cards)}
+            envelope = {
+                "game_id": game.game_id,
+                "version": shown["version"],
+                "type": "CardDrawn",
+                "schema": 1,
+                "time": shown["time"],
+                "command_id": f"timeout:{timed_out['number']}",
+                "actor": "timeout",
+                "data": data,
+                "prev_hash": timed_out["hash"],
+            }
+            if compute_hash(envelope) == shown["hash"]:
+                recovered += 1
+                break
+        if tried == 5:
+            break
+    assert tried > 0
+    assert recovered == 0, f"{recovered} of {tried} hidden draws recovered"
