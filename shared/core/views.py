@@ -17,7 +17,7 @@ from shared.core.cards import cards_str, parse_card, parse_cards, sorted_cards
 from shared.core.events import Event, Melds, RoundDealt, RoundEnded
 from shared.core.rulesets import RuleSet
 from shared.core.state import GameState
-from shared.core.visibility import TURN, Sight, mask_fields, masked
+from shared.core.visibility import ROUND_HANDS, TURN, Sight, mask_fields, masked
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ def _last_round(state: GameState) -> dict[str, Any] | None:
         ),
         "hand_counts": {str(s): len(last.hands[s]) for s in last.seats},
     }
-    if finished:
+    if Sight(None, finished).sees(ROUND_HANDS, None):
         shown["hands"] = {str(s): cards_str(sorted_cards(last.hands[s])) for s in last.seats}
     return shown
 

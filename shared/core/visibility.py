@@ -12,9 +12,11 @@ its drawer, a rejected layout by the seat that tried it); each seat its own entr
 indexed by seat (the hands of a deal); nobody until the game ends (the stock order, the seed).
 
 ``masked(event, sight)`` is the one function that applies the rule to an event; the views, the
-replay and the gateway's feed all call it (through ``views.event_json``). The same
+replay and the gateway's feed all call it (through ``views.event_json``); a record, which holds
+every event whole, is built only for a sight that sees everything (``audit.record``). The same
 :class:`Seen` values say what a viewer sees of the state (:data:`HAND`, :data:`STOCK`,
-:data:`PILE`) and of the view's turn (:data:`TURN`), so snapshots and views read the rule too.
+:data:`PILE`) and of the view (:data:`ROUND_HANDS`, :data:`TURN`), so snapshots and views read
+the rule too.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ DRAWN = Seen(Audience.SEAT, Mask.COUNT, public_when=("source", "pile"))  # a dra
 # The pile below its top: every card was laid face up, but it is listed whole only at the end
 # (the replay's snapshot shows its top and its count, as the views do).
 PILE = Seen(Audience.NOBODY, Mask.OMIT)
+
+# The view's last round lists its hands once the game has ended (a seat's own is its ``hand``).
+ROUND_HANDS = Seen(Audience.NOBODY, Mask.OMIT)
 
 # The view's ``turn``: its seat, number and deadline are public; how that turn stands (drawn,
 # placed, rejected layouts, how many more leave it open, the card taken) is shown to its seat.
