@@ -17,6 +17,10 @@ carry exactly (bytes, a NaN) is refused when the record is built, never written 
 
 The header is a convenience for readers (rule set, players, commitment, revealed seed) and is not
 hashed: ``verify`` checks it against the events. See ``docs/record-format.md``.
+
+A record holds every event whole, each under its hash, so nothing in it can be masked: by the
+events' visibility rule (``shared.core.visibility``) it is only for a sight that sees everything,
+anyone once the game has ended and the operator before. ``build_record`` refuses anyone else.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from shared.core.visibility import EVERYONE, Sight
 from shared.infra.events import StoredEvent
 from shared.infra.keys import check_game_id
 
@@ -64,6 +69,10 @@ class RecordError(ValueError):
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(f"line {line}: {message}" if line is not None else message)
         self.line = line
+
+
+class NotFinished(RecordError):
+    """The record of a live game asked for by someone who may not see all of it yet."""
 
 
 @dataclass(frozen=True)
@@ -147,10 +156,24 @@ def event_line(event: StoredEvent) -> dict[str, Any]:
     }
 
 
-def build_record(events: Sequence[StoredEvent], exported: float | None = None) -> GameRecord:
+def ended(events: Sequence[StoredEvent]) -> bool:
+    """Whether the log holds the end of its match (from then on it is public)."""
+    return any(e.type == "MatchEnded" for e in events)
+
+
+def build_record(
+    events: Sequence[StoredEvent], exported: float | None = None, *, sight: Sight = EVERYONE
+) -> GameRecord:
     """The record of a game's log (events as read from a store: upcast ones keep their stored
-    form, which is what goes into the record). Raises :class:`RecordError` for a log that is not
-    one game's or holds a value JSON cannot carry exactly."""
+    form, which is what goes into the record), for ``sight`` (by default one that sees
+    everything: the operator, or a tool reading the store itself). Raises :class:`NotFinished`
+    when the game is live and ``sight`` may not see everything, :class:`RecordError` for a log
+    that is not one game's or holds a value JSON cannot carry exactly."""
+    if not sight.full and not ended(events):
+        raise NotFinished(
+            "the game record is available once the game has ended: it holds every hand and the "
+            "stock order; until then keep the receipts (version and head) of your views"
+        )
     stamp = _time.time() if exported is None else exported
     header = header_of(events, stamp)
     stored = tuple(e.stored_form() for e in events)

@@ -13,7 +13,9 @@ of a round, its score sheet and the end of the match are part of the turn that c
 ``viewer`` decides what is shown while the game is live: ``None`` everything (an operator, or any
 finished game), a seat number that seat's own hand only and no stock order, ``"spectator"`` no
 hands. Another seat's rejected layout (and the reason, which names its cards) stays hidden until
-the game has ended. Once it has ended, everything is shown to everyone.
+the game has ended, and so does the id of another seat's command. Once it has ended, everything
+is shown to everyone. Who sees what is the events' declared visibility
+(``shared.core.visibility``): the snapshots, the commands' events and their card moves read it.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from shared.core.judgement import Verdict as Judged
 from shared.core.judgement import judge_play
 from shared.core.state import GameState
 from shared.core.views import event_json, iso_time, standings
+from shared.core.visibility import COMMAND_ID, PILE, STOCK, Sight, sees_field
 from shared.infra import codec
 from shared.infra.events import StoredEvent
 
@@ -147,24 +150,11 @@ def group_of(stored: Sequence[StoredEvent], index: int) -> tuple[int, int]:
 # --- what a viewer sees --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Sight:
-    """Who looks, and whether everything is public (a finished game or an operator)."""
-
-    viewer: Viewer
-    full: bool
-
-    @property
-    def seat(self) -> int | None:
-        return self.viewer if isinstance(self.viewer, int) else None
-
-    def sees_hand(self, seat: int) -> bool:
-        return self.full or self.seat == seat
-
-    def label(self) -> str | int:
-        if self.full:
-            return "all"
-        return SPECTATOR if self.seat is None else self.seat
+def label(sight: Sight) -> str | int:
+    """Whom a replay was shown to: ``"all"``, ``"spectator"`` or a seat number."""
+    if sight.full:
+        return "all"
+    return SPECTATOR if sight.seat is None else sight.seat
 
 
 def _hand(cards: Sequence[int]) -> list[str]:
@@ -193,8 +183,9 @@ def snapshot(state: GameState, sight: Sight) -> dict[str, Any]:
         },
         "scores": standings(state),
     }
-    if sight.full:
+    if sight.sees(STOCK, None):
         shown["stock_cards"] = cards_str(state.stock)
+    if sight.sees(PILE, None):
         shown["pile"]["cards"] = cards_str(state.discard)
     return shown
 
@@ -265,15 +256,16 @@ def table_diff(before: Melds, after: Melds, seat: int | None) -> dict[str, Any]:
 def _card_moves(event: Event, before: GameState, sight: Sight) -> list[dict[str, Any]]:
     """Cards that changed place by one event (draws, discards, reshuffles, plays)."""
     if isinstance(event, CardDrawn):
-        visible = sight.sees_hand(event.seat) or event.source == "pile"
+        visible = sees_field(sight, event, "cards")
         cards: Any = cards_str(event.cards) if visible else len(event.cards)
         return [{"cards": cards, "from": event.source, "to": f"hand of seat {event.seat}"}]
     if isinstance(event, CardDiscarded):
-        return [{"cards": cards_str([event.card]), "from": f"hand of seat {event.seat}",
-                 "to": "pile"}]  # fmt: skip
+        laid: Any = cards_str([event.card]) if sees_field(sight, event, "card") else 1
+        return [{"cards": laid, "from": f"hand of seat {event.seat}", "to": "pile"}]
     if isinstance(event, StockReshuffled):
         refill = len(event.stock) - len(before.stock)
-        shown: Any = cards_str(event.stock[len(before.stock) :]) if sight.full else refill
+        visible = sees_field(sight, event, "stock")
+        shown: Any = cards_str(event.stock[len(before.stock) :]) if visible else refill
         return [{"cards": shown, "from": "pile", "to": "stock"}]
     if isinstance(event, TurnPlayed):
         return list(table_diff(before.table, event.layout, event.seat)["moves"])
@@ -306,7 +298,7 @@ def _command(line: Timeline, a: int, b: int, sight: Sight) -> dict[str, Any]:
         "versions": [line.stored[a].version, line.stored[b - 1].version],
         "time": iso_time(stored.time),
         "unix_time": stored.time,
-        "command_id": stored.command_id,
+        "command_id": stored.command_id if sight.sees(COMMAND_ID, seat) else None,
         "actor": stored.actor,
         "kind": kind,
         "seat": seat,
@@ -337,7 +329,7 @@ def _command(line: Timeline, a: int, b: int, sight: Sight) -> dict[str, Any]:
     elif isinstance(first, CommandRejected) and first.layout is not None:
         verdict = rejudge(before, first.seat, first.layout)
         agrees = not verdict.legal and verdict.code == first.detail
-        if sight.sees_hand(first.seat):
+        if sees_field(sight, first, "layout"):
             entry["verdict"] = judge_json(verdict)
             entry["layout"] = [cards_str(meld) for meld in first.layout]
             entry["recorded"] = {"code": first.code, "detail": first.detail,
@@ -384,7 +376,8 @@ def replay(
     final = line.final
     if isinstance(viewer, int) and not 0 <= viewer < final.seats:
         raise ReplayError(f"seat {viewer} is not a seat of this game")
-    sight = Sight(viewer, viewer is None or final.status == "finished")
+    seat = viewer if isinstance(viewer, int) else None
+    sight = Sight(seat, viewer is None or final.status == "finished")
     if turn is not None:
         start, end = _find_turn(line, turn)
         started = line.events[start]
@@ -441,7 +434,7 @@ def replay(
         "rules": {"name": final.rules.name, "options": final.rules.options()},
         "players": list(final.names),
         "status": final.status,
-        "viewer": sight.label(),
+        "viewer": label(sight),
         **focus,
         "versions": [first_version, line.stored[last_index].version],
         "before": snapshot(before, sight),

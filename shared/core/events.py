@@ -5,13 +5,20 @@ Each event is a frozen dataclass of plain values (cards are ints, see ``cards``)
 envelope (game, version, time, hash chain) and is the only place that knows the wire format.
 Every fact a replay needs is in the events themselves: the deal records every hand and the stock
 order, draws record the cards drawn, so replaying never needs the secret seed.
+
+Each class declares in ``SEEN`` who may see each of its fields while the game is live (see
+``visibility``): every field, public ones too, so that a new field is a decision about its
+secrecy and not a leak by default.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from shared.core.visibility import DRAWN, HAND, PUBLIC, SEAT_ONLY, SEED, STOCK, Seen
 
 Cards = tuple[int, ...]
 Melds = tuple[Cards, ...]
@@ -23,7 +30,7 @@ class Event:
 
     TYPE: ClassVar[str] = ""
     SCHEMA: ClassVar[int] = 1
-    SECRET: ClassVar[tuple[str, ...]] = ()  # fields no other seat may see while the game is live
+    SEEN: ClassVar[Mapping[str, Seen]] = {}  # every field: who may see it while the game is live
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,13 @@ class GameCreated(Event):
     """A game exists, with its rules, its seat count and the commitment to its secret seed."""
 
     TYPE: ClassVar[str] = "GameCreated"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "game_id": PUBLIC,
+        "rules": PUBLIC,
+        "options": PUBLIC,
+        "seats": PUBLIC,
+        "commitment": PUBLIC,  # the seed's hash, not the seed
+    }
     game_id: str
     rules: str
     options: dict[str, Any]
@@ -40,9 +54,11 @@ class GameCreated(Event):
 
 @dataclass(frozen=True, slots=True)
 class PlayerSeated(Event):
-    """Someone took a seat; ``seed`` is the player's public contribution to the shuffle."""
+    """Someone took a seat; ``seed`` is the player's contribution to the shuffle (published with
+    the rest at the end: until then only its own seat sees it)."""
 
     TYPE: ClassVar[str] = "PlayerSeated"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "name": PUBLIC, "seed": SEAT_ONLY}
     seat: int
     name: str
     seed: str
@@ -64,6 +80,12 @@ class StarterChosen(Event):
     """
 
     TYPE: ClassVar[str] = "StarterChosen"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "method": PUBLIC,
+        "draws": PUBLIC,  # cut face up, before the deal
+        "dealer": PUBLIC,
+        "starter": PUBLIC,
+    }
     method: str
     draws: tuple[tuple[tuple[int, int], ...], ...]
     dealer: int | None
@@ -75,7 +97,15 @@ class RoundDealt(Event):
     """A round is dealt: every hand, the stock in draw order, the discard pile (bottom first)."""
 
     TYPE: ClassVar[str] = "RoundDealt"
-    SECRET: ClassVar[tuple[str, ...]] = ("hands", "stock")
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "round": PUBLIC,
+        "seats": PUBLIC,
+        "dealer": PUBLIC,
+        "starter": PUBLIC,
+        "hands": HAND,
+        "stock": STOCK,
+        "discard": PUBLIC,  # dealt face up
+    }
     round: int
     seats: tuple[int, ...]  # the seats playing this round (all, except in tie-break rounds)
     dealer: int | None
@@ -90,6 +120,7 @@ class TurnStarted(Event):
     """It is ``seat``'s turn, number ``number`` of the game; ``deadline`` in unix seconds."""
 
     TYPE: ClassVar[str] = "TurnStarted"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "number": PUBLIC, "deadline": PUBLIC}
     seat: int
     number: int
     deadline: float | None
@@ -100,6 +131,15 @@ class TurnPlayed(Event):
     """A legal play: the table is now ``layout`` (canonical melds)."""
 
     TYPE: ClassVar[str] = "TurnPlayed"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "seat": PUBLIC,
+        "layout": PUBLIC,
+        "played": PUBLIC,  # now on the table
+        "to_hand": PUBLIC,  # taken from the table, where everyone saw them
+        "points": PUBLIC,
+        "opening": PUBLIC,
+        "redeemed": PUBLIC,
+    }
     seat: int
     layout: Melds
     played: Cards
@@ -114,7 +154,12 @@ class CardDrawn(Event):
     """Cards drawn into a hand; ``penalty`` marks the failed-manipulation draw (Decision 5)."""
 
     TYPE: ClassVar[str] = "CardDrawn"
-    SECRET: ClassVar[tuple[str, ...]] = ("cards",)
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "seat": PUBLIC,
+        "cards": DRAWN,  # the drawer's; the others see how many (all see a card off the pile)
+        "source": PUBLIC,
+        "penalty": PUBLIC,
+    }
     seat: int
     cards: Cards
     source: str  # "stock" or "pile"
@@ -126,6 +171,7 @@ class CardDiscarded(Event):
     """A card laid face up on the discard pile (discard-pile variant)."""
 
     TYPE: ClassVar[str] = "CardDiscarded"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "card": PUBLIC}  # face up
     seat: int
     card: int
 
@@ -135,7 +181,7 @@ class StockReshuffled(Event):
     """The pile except its top card became the new stock, in this order (Decision 10)."""
 
     TYPE: ClassVar[str] = "StockReshuffled"
-    SECRET: ClassVar[tuple[str, ...]] = ("stock",)
+    SEEN: ClassVar[Mapping[str, Seen]] = {"stock": STOCK}
     stock: Cards
 
 
@@ -147,7 +193,14 @@ class CommandRejected(Event):
     """
 
     TYPE: ClassVar[str] = "CommandRejected"
-    SECRET: ClassVar[tuple[str, ...]] = ("layout", "reason")
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "seat": PUBLIC,
+        "command": PUBLIC,
+        "code": PUBLIC,  # others see that an attempt was refused, and why
+        "detail": PUBLIC,
+        "reason": SEAT_ONLY,  # names cards of the layout
+        "layout": SEAT_ONLY,
+    }
     seat: int
     command: str
     code: str
@@ -161,6 +214,7 @@ class TurnPassed(Event):
     """A seat passed (only possible with an empty stock)."""
 
     TYPE: ClassVar[str] = "TurnPassed"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC}
     seat: int
 
 
@@ -169,6 +223,7 @@ class TurnTimedOut(Event):
     """The turn's deadline passed; the referee ends it as a draw, or a pass (Decision 6)."""
 
     TYPE: ClassVar[str] = "TurnTimedOut"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "number": PUBLIC}
     seat: int
     number: int
 
@@ -180,6 +235,12 @@ class TurnForfeited(Event):
     consequence follows as for a timeout: the failed-turn draw, a pass, or a discard."""
 
     TYPE: ClassVar[str] = "TurnForfeited"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "seat": PUBLIC,
+        "number": PUBLIC,
+        "reason": PUBLIC,  # that and why the turn ended; the refused layouts stay the seat's
+        "rejected": PUBLIC,
+    }
     seat: int
     number: int
     reason: str  # "max_rejections"
@@ -191,6 +252,15 @@ class RoundEnded(Event):
     """The facts of a round's end: who went out (or that it stalled) and every hand left."""
 
     TYPE: ClassVar[str] = "RoundEnded"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "round": PUBLIC,
+        "reason": PUBLIC,
+        "out": PUBLIC,
+        "seats": PUBLIC,
+        "hands": HAND,  # the hands left stay secret until the match ends
+        "last_player": PUBLIC,
+        "redeemed": PUBLIC,
+    }
     round: int
     reason: str  # "out" or "stalled"
     out: int | None
@@ -205,6 +275,13 @@ class ScoresRecorded(Event):
     """The score sheet of a round, computed by the scoring role from ``RoundEnded``."""
 
     TYPE: ClassVar[str] = "ScoresRecorded"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "round": PUBLIC,
+        "winner": PUBLIC,
+        "went_out": PUBLIC,
+        "seats": PUBLIC,
+        "scores": PUBLIC,
+    }
     round: int
     winner: int
     went_out: bool
@@ -217,6 +294,12 @@ class MatchEnded(Event):
     """The match is over: the winning seat(s) and the final standings per seat."""
 
     TYPE: ClassVar[str] = "MatchEnded"
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "winners": PUBLIC,
+        "totals": PUBLIC,
+        "outs": PUBLIC,
+        "wins": PUBLIC,
+    }
     winners: tuple[int, ...]
     totals: tuple[int, ...] | None  # None where the rules keep no score
     outs: tuple[int, ...]
@@ -228,6 +311,7 @@ class SeedRevealed(Event):
     """The secret seed, published once the game is over so anyone can recompute every deal."""
 
     TYPE: ClassVar[str] = "SeedRevealed"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seed": SEED}  # written only once the game is over
     seed: str  # hex
 
 

@@ -2,8 +2,9 @@
 table and the counts. Nobody sees another seat's hand, the stock order, the seed, or another
 seat's rejected layout while the game is live; once it is finished, everything is public.
 
-``seat_view`` is the typed view bots play from (so a bot cannot cheat); ``view_json`` is the
-API's view; ``event_json`` filters one event for one viewer.
+Who sees what is declared once, with the events and in ``visibility``; these views only shape
+what that rule lets through. ``seat_view`` is the typed view bots play from (so a bot cannot
+cheat); ``view_json`` is the API's view; ``event_json`` is one event as one viewer sees it.
 """
 
 from __future__ import annotations
@@ -13,19 +14,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shared.core.cards import cards_str, parse_card, parse_cards, sorted_cards
-from shared.core.events import (
-    CardDrawn,
-    CommandRejected,
-    Event,
-    Melds,
-    PlayerSeated,
-    RoundDealt,
-    RoundEnded,
-    StockReshuffled,
-    to_data,
-)
+from shared.core.events import Event, Melds, RoundDealt, RoundEnded
 from shared.core.rulesets import RuleSet
 from shared.core.state import GameState
+from shared.core.visibility import ROUND_HANDS, TURN, Sight, mask_fields, masked
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +102,7 @@ def _last_round(state: GameState) -> dict[str, Any] | None:
         ),
         "hand_counts": {str(s): len(last.hands[s]) for s in last.seats},
     }
-    if finished:
+    if Sight(None, finished).sees(ROUND_HANDS, None):
         shown["hands"] = {str(s): cards_str(sorted_cards(last.hands[s])) for s in last.seats}
     return shown
 
@@ -126,11 +118,7 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
         "status": status,
         "rules": {"name": state.rules.name, "options": state.rules.options()},
         "round": state.round,
-        "turn": (
-            {"seat": turn.seat, "number": turn.number, "deadline": iso_time(turn.deadline)}
-            if turn is not None
-            else None
-        ),
+        "turn": None,  # below
         "you": viewer,
     }
     if viewer is not None:
@@ -155,9 +143,12 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
         "winner": list(state.winners) if state.status == "finished" else None,
         "seed": state.revealed_seed,
     }
-    if turn is not None and viewer == turn.seat:
+    if turn is not None:
         taken = cards_str([turn.taken])[0] if turn.taken is not None else None
-        view["turn"] |= {
+        fields = {
+            "seat": turn.seat,
+            "number": turn.number,
+            "deadline": iso_time(turn.deadline),
             "drawn": turn.drawn,
             "placed": turn.placed,
             "rejected": turn.rejected,
@@ -166,6 +157,7 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
             "rejections_left": max(0, state.rules.max_rejections - turn.rejected),
             "taken": taken,
         }
+        view["turn"] = mask_fields(fields, TURN, Sight(viewer), turn.seat)
     return view
 
 
@@ -203,12 +195,16 @@ CARD_FIELDS = {"layout", "played", "to_hand", "hands", "stock", "discard", "card
 
 
 def event_json(event: Event, viewer: int | None, finished: bool) -> dict[str, Any]:
-    """One event as ``viewer`` may see it (``finished``: the game is over, nothing is secret).
+    """One event as ``viewer`` (a seat, or None for a spectator) may see it, by the events'
+    declared visibility (``finished``: the game is over, nothing is secret), cards in notation.
 
-    Secret fields of other seats become counts: a deal shows only the viewer's own hand, a draw
-    by someone else only how many cards, a rejected attempt by someone else only its code.
+    What a viewer may not see becomes its mask: a deal shows only the viewer's own hand and the
+    stock's size, a draw by someone else only how many cards, a rejected attempt by someone else
+    only its code.
     """
-    data = to_data(event)
+    data = {
+        name: _cards_json(value) for name, value in masked(event, Sight(viewer, finished)).items()
+    }
     for name in CARD_FIELDS & data.keys():
         data[name] = _cards_str_deep(data[name])
     if "card" in data and isinstance(data["card"], int):
@@ -216,22 +212,6 @@ def event_json(event: Event, viewer: int | None, finished: bool) -> dict[str, An
     shown: dict[str, Any] = {"type": event.TYPE, **data}
     if isinstance(event, RoundDealt | RoundEnded):
         shown["hand_counts"] = [len(h) for h in event.hands]
-    if finished:
-        return shown
-    if isinstance(event, RoundDealt):
-        shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
-        shown["stock"] = len(event.stock)
-    elif isinstance(event, RoundEnded):
-        shown["hands"] = [h if seat == viewer else None for seat, h in enumerate(shown["hands"])]
-    elif isinstance(event, StockReshuffled):
-        shown["stock"] = len(event.stock)
-    elif isinstance(event, CardDrawn) and event.seat != viewer and event.source == "stock":
-        shown["cards"] = len(event.cards)
-    elif isinstance(event, CommandRejected) and event.seat != viewer:
-        shown["layout"] = None
-        shown["reason"] = None
-    elif isinstance(event, PlayerSeated) and event.seat != viewer:
-        shown["seed"] = None
     return shown
 
 

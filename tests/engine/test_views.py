@@ -1,7 +1,8 @@
 """Nothing leaks: over many self-played games, after every event, each seat's view holds its own
 hand and no other card it may not see, the spectator's holds no hand, and no view shows the
 stock order or the seed before the end; every event, as each viewer gets it, hides other seats'
-dealt and drawn cards, rejected layouts and player seeds while the game is live; once it is
+dealt and drawn cards, rejected layouts and player seeds while the game is live, and shows no
+card that the state's truth hides from that viewer (another hand, the stock); once it is
 finished, everything is visible."""
 
 from __future__ import annotations
@@ -9,21 +10,22 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import re
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pytest
 
 from shared.core.cards import card_str, cards_str
 from shared.core.events import (
+    EVENT_TYPES,
     CardDrawn,
     CommandRejected,
     Event,
     PlayerSeated,
     RoundDealt,
     RoundEnded,
+    SeedRevealed,
     StockReshuffled,
     to_data,
 )
@@ -31,10 +33,17 @@ from shared.core.selfplay import SelfPlay
 from shared.core.shuffle import shuffle_key
 from shared.core.state import GameState
 from shared.core.views import event_json, view_json
+from shared.core.visibility import PUBLIC
+from tests.secrecy import (
+    around,
+    assert_fields_within,
+    assert_no_stock_order,
+    assert_no_text,
+    card_texts,
+)
 
 from .helpers import bots as make_bots
 
-CARD = re.compile(r"^(?:A|[2-9]|10|J|Q|K)[SHDC]$|^JK$")
 VIEW_KEYS = {
     "game_id",
     "version",
@@ -55,21 +64,6 @@ VIEW_KEYS = {
 }
 SEAT_KEYS = {"seat", "name", "hand_count", "opened", "score"}
 CARD_FIELDS = {"layout", "played", "to_hand", "hands", "stock", "discard", "cards"}
-
-
-def card_texts(value: Any) -> Counter[str]:
-    """Every string in a JSON value that is a card in notation, counted."""
-    found: Counter[str] = Counter()
-    if isinstance(value, str):
-        if CARD.match(value):
-            found[value] += 1
-    elif isinstance(value, dict):
-        for item in value.values():
-            found += card_texts(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            found += card_texts(item)
-    return found
 
 
 def deep_cards(value: Any) -> Any:
@@ -119,6 +113,7 @@ def check_view(state: GameState, viewer: int | None, secrets: tuple[str, ...]) -
         assert view["seed"] is None
         for secret in secrets:
             assert secret not in text
+        assert_no_stock_order(view, [state.stock], viewer)
 
 
 def check_event(event: Event, viewer: int | None, live: bool, secrets: tuple[str, ...]) -> None:
@@ -175,6 +170,17 @@ def check_everything_visible(event: Event, shown: dict[str, Any]) -> None:
             assert shown[f.name] == data[f.name], f.name
 
 
+def check_truth(event: Event, before: GameState, after: GameState, viewer: int | None) -> None:
+    """One event of a live game as one viewer gets it, against the state's truth: no card the
+    viewer could not see before or after it (another seat's hand, the stock), not the stock's
+    order, and no other seat's seed."""
+    shown = event_json(event, viewer, False)
+    assert_fields_within(shown, around(event, before, after, viewer), (event.TYPE, viewer))
+    assert_no_stock_order(shown, [before.stock, after.stock], (event.TYPE, viewer))
+    others = [seed for seat, seed in enumerate(after.seeds) if seat != viewer]
+    assert_no_text(shown, others, (event.TYPE, viewer))
+
+
 @dataclass
 class Watch:
     """Checks every event of a self-played game as it happens."""
@@ -183,6 +189,7 @@ class Watch:
     seats: int = 0
     secrets: tuple[str, ...] = ()
     checked: int = 0
+    before: GameState = field(default_factory=GameState)
 
     def __call__(self, event: Event) -> None:
         assert self.game is not None
@@ -191,6 +198,9 @@ class Watch:
         for viewer in (None, *range(self.seats)):
             check_event(event, viewer, live, self.secrets)
             check_view(state, viewer, self.secrets)
+            if live:
+                check_truth(event, self.before, state, viewer)
+        self.before = state
         self.checked += 1
 
 
@@ -265,3 +275,48 @@ def test_the_games_exercise_every_secret() -> None:
         "TurnPassed",
         "PlayerSeated",
     } <= seen
+
+
+def _secret_fields() -> list[tuple[type[Event], str]]:
+    """Every field declared secret, but the seed SeedRevealed publishes (it is only written once
+    the game has ended, so no live view can show it)."""
+    return [
+        (cls, name)
+        for cls in EVENT_TYPES.values()
+        for name, seen in cls.SEEN.items()
+        if seen != PUBLIC and cls is not SeedRevealed
+    ]
+
+
+def _leak_found(rules: str, options: dict[str, Any], bots: str, n: int) -> str | None:
+    """Play a game checking every live event against the truth; the first failure, if any."""
+    seed = hashlib.sha256(f"views/{n}".encode()).digest()
+    players = make_bots(bots)
+    game = SelfPlay(rules, options, players, seed, random.Random(n), timeout_rate=0.05)
+    before = [game.state]
+
+    def watch(event: Event) -> None:
+        if game.state.status != "finished":
+            for viewer in (None, *range(len(players))):
+                check_truth(event, before[0], game.state, viewer)
+        before[0] = game.state
+
+    game.on_event = watch
+    try:
+        game.play()
+    except AssertionError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize(("cls", "name"), _secret_fields(), ids=lambda v: getattr(v, "TYPE", v))
+def test_the_truth_check_catches_every_secret_made_public(
+    cls: type[Event], name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Declare one secret field public and the check against the state's truth fails on an
+    event that shows it (the check can fail, for every secret there is). The pile variant has a
+    reshuffle and pile draws; the second game many rejected layouts (a layout names one card of
+    two decks, which a copy on the table may account for)."""
+    monkeypatch.setattr(cls, "SEEN", {**cls.SEEN, name: PUBLIC})
+    found = _leak_found(*GAMES[-1]) or _leak_found(*GAMES[4])
+    assert found is not None and cls.TYPE in found

@@ -1,7 +1,8 @@
 """Secrecy over the API: after every command of several random games, each seat sees its own
 hand and nobody else's, spectators see no hand, nobody sees the stock order or the seed before
-the end, and the event log each viewer reads is filtered the same way. After the end, all of it
-is public."""
+the end, and the event log each viewer reads is filtered the same way: no view and no page of
+the feed shows a card that the log's truth hides from its viewer (another hand, the stock). After
+the end, all of it is public."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from tests.gateway.api import Json, Reply, play_to_end
 from tests.gateway.conftest import MakeStack, Stack
+from tests.secrecy import assert_fields_within, assert_no_stock_order, assert_within, visible
 
 VIEW_KEYS = {
     "game_id",
@@ -161,6 +163,8 @@ class Checker:
                 assert "hands" not in view["last_round"]
             allowed = VIEW_CARDS | ({".hand"} if viewer is not None else set())
             assert set(card_lists(view)) <= allowed, view
+            assert_within(view, visible(truth, viewer), ("view", viewer))
+            assert_no_stock_order(view, [truth.stock], ("view", viewer))
         else:
             assert view["seed"] == await self.secret_seed()
             last = truth.rounds[-1]
@@ -182,6 +186,7 @@ class Checker:
             kind = event["type"]
             assert kind != "SeedRevealed"
             assert seed not in json.dumps(event)
+            await self.check_event_truth(event, viewer)
             allowed = EVENT_CARDS.get(kind, set())
             assert set(card_lists({k: v for k, v in event.items() if k != "type"})) <= allowed, (
                 viewer,
@@ -212,6 +217,19 @@ class Checker:
                     assert isinstance(event["layout"], list) and event["reason"]
             if kind == "PlayerSeated" and event["seat"] != viewer:
                 assert event["seed"] is None
+
+    async def check_event_truth(self, event: Json, viewer: int | None) -> None:
+        """No card the viewer could not see just before or after the event (a deal replaces
+        every hand and the stock: only after it), nor the stock's order."""
+        before = await self.truth_at(event["version"] - 1)
+        after = await self.truth_at(event["version"])
+        allowed = visible(after, viewer)
+        if event["type"] != "RoundDealt":
+            allowed |= visible(before, viewer)
+        data = {k: v for k, v in event.items() if k not in ("version", "time", "hash")}
+        where = ("event", viewer, event["version"])
+        assert_fields_within(data, allowed, where)
+        assert_no_stock_order(data, [before.stock, after.stock], where)
 
     async def check_whole_log(self, viewer: int | None) -> None:
         """``GET /events?after=0``: the whole filtered log, each seat's own deal checked."""
