@@ -21,8 +21,8 @@ from aiohttp import web
 
 from services.gateway.errors import ApiError
 from shared.core.cards import cards_str, sorted_cards
-from shared.core.solver import solve
 from shared.core.views import seat_view
+from shared.solver import solve
 
 GOALS = ("cards", "points", "opening")
 
