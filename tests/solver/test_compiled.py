@@ -185,3 +185,27 @@ def test_the_choice_is_made_before_the_first_use_and_holds_after_it() -> None:
     assert again.returncode == 0, again.stderr
     with pytest.raises(ValueError, match="allowed: 'auto'"):
         Choice("pure")
+
+
+def _solver_worker_runs_compiled() -> bool:
+    return runs_compiled()
+
+
+def test_a_spawned_worker_process_loads_the_solver_as_its_settings_say(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker spawned to solve (the gateway's pool) imports the solver afresh: started with
+    ``configure_solver`` it reads the settings from the environment it inherits, so
+    ``RUMMY_SOLVER=python`` holds there too."""
+    if not runs_compiled():
+        pytest.skip("the solver is not compiled here: both would run as plain Python")
+    import multiprocessing
+
+    from shared.cli.main import configure_solver
+
+    monkeypatch.setenv("RUMMY_SOLVER", "python")
+    with multiprocessing.get_context("spawn").Pool(1, initializer=configure_solver) as pool:
+        assert pool.apply(_solver_worker_runs_compiled) is False
+    monkeypatch.setenv("RUMMY_SOLVER", "auto")
+    with multiprocessing.get_context("spawn").Pool(1, initializer=configure_solver) as pool:
+        assert pool.apply(_solver_worker_runs_compiled) is True
