@@ -22,15 +22,16 @@ $(STAMP): $(RUNTIME)
 	@$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
-# The solver's inner modules compiled with mypyc (shared/core/compiled.py) when a C compiler is
-# at hand, again whenever one of them changes; without one the solver runs as plain Python.
+# The solver's inner modules (shared/solver/dp/) compiled with mypyc (shared/solver/compiled.py)
+# when a C compiler is at hand, again whenever one of them changes; without one the solver runs
+# as plain Python.
 SOLVER := build/.solver-attempted
-SOLVER_SOURCES := shared/core/compiled.py $(wildcard shared/core/solver_*.py)
+SOLVER_SOURCES := shared/solver/compiled.py $(wildcard shared/solver/dp/*.py)
 $(SOLVER): $(SOLVER_SOURCES) | $(RUNTIME)
 	@mkdir -p build
 	@echo "make: compiling the solver (a few minutes; log in build/solver.log)"
 	@$(BIN)/python -m pip install -q -e '.[solver]' > build/solver.log 2>&1
-	@$(BIN)/python -c "from shared.core.compiled import build; print(build())" \
+	@$(BIN)/python -c "from shared.solver.compiled import build; print(build())" \
 		>> build/solver.log 2>&1; tail -n 1 build/solver.log
 	@touch $@
 

@@ -18,9 +18,9 @@ from typing import Any
 from shared.core.cards import cards_str, sorted_cards
 from shared.core.events import Melds
 from shared.core.rulesets import RuleSet
-from shared.core.solver import Goal
 from shared.infra import codec
 from shared.infra.events import StoredEvent
+from shared.solver import Goal
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,10 @@ def prepare() -> None:
     collector at the networked commands' thresholds (as the solver's figures were measured)."""
     import shared.audit.record
     import shared.audit.replay
-    import shared.core.solver  # noqa: F401 - loaded here, not in a job's budget
-    from shared.cli.main import quiet_gc
+    from shared.infra.runtime import configure_solver, quiet_gc
+
+    configure_solver()  # RUMMY_SOLVER and RUMMY_SOLVER_BUILD, from the inherited environment
+    import shared.solver.goals  # noqa: F401 - loaded here, not in a job's budget
 
     quiet_gc()
 
@@ -54,7 +56,7 @@ def hint(
     about: dict[str, Any],
 ) -> Answer:
     """The solver's play for a seat (its own view only), after ``about`` (seat, version...)."""
-    from shared.core.solver import solve
+    from shared.solver import solve
 
     started = time.perf_counter()
     play = solve(rules, table, hand, opened, goal, min_disruption)

@@ -21,7 +21,7 @@ from shared.cli.io import (
 )
 from shared.core.cards import cards_str, sorted_cards
 from shared.core.melds import readings, why_not_meld
-from shared.core.solver import GOALS, arrange, solve
+from shared.solver import GOALS, arrange, solve
 
 
 def _flag(doc: dict[str, Any], field: str) -> bool:

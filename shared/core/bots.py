@@ -283,7 +283,7 @@ BOTS: dict[str, Callable[[], Bot]] = {
 
 def solver_layout(view: SeatView) -> Melds | None:
     """The exact solver's play of the most cards (an opening when the seat has not opened)."""
-    from shared.core.solver import solve  # here: the solver imports the rules core, not bots
+    from shared.solver import solve  # here: the solver imports the rules core, not bots
 
     play = solve(view.rules, view.table, view.hand, view.opened)
     return play.layout if play.found else None
@@ -303,7 +303,7 @@ def patient_layout(view: SeatView, danger: int = 0) -> Melds | None:
     them exists, unless the jokers let the seat go out (see ``PatientBot``); None to draw.
     ``danger``: play the jokers as well once an opponent holds this many cards or fewer (0:
     never; the measured default)."""
-    from shared.core.solver import solve
+    from shared.solver import solve
 
     rules = view.rules
     best = solve(rules, view.table, view.hand, view.opened)
@@ -344,7 +344,7 @@ def hoard_layout(view: SeatView, cap: int = 16, margin: int = 10) -> Melds | Non
     """The solver's play of the most cards, but only when it empties the hand, or opens, or the
     hand holds more than ``cap`` cards, or the stock is down to ``margin`` cards (or cannot
     give one); otherwise None: draw and keep the hand (see ``HoarderBot``)."""
-    from shared.core.solver import solve
+    from shared.solver import solve
 
     best = solve(view.rules, view.table, view.hand, view.opened)
     if not best.found:

@@ -174,7 +174,7 @@ def judge_play(
                 to_hand,
             )
         naturals = [c for c in played if c != JOKER]
-        if not _redeemable(rules, table, naturals, len(to_hand)):
+        if not redeemable(rules, table, naturals, len(to_hand)):
             return _reject(
                 "joker_not_redeemed",
                 f"{len(to_hand)} joker(s) left the table, but the natural card a joker stands "
@@ -259,7 +259,7 @@ def _most_swaps(
     return found
 
 
-def _redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:
+def redeemable(rules: RuleSet, table: Sequence[Meld], naturals: list[int], jokers: int) -> bool:
     """Decision 4 (``to_hand``): can ``jokers`` table jokers each be matched to a distinct played
     natural card that the joker stands for in one legal reading of its meld before the turn?"""
     pool: dict[int, int] = {}

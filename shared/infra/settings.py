@@ -53,6 +53,12 @@ class Settings:
     replay_seconds: float = 5.0  # gateway: wall-clock budget of one live replay
     socket_queue: int = 64  # gateway: frames queued for one WebSocket before it is closed
     idempotency_seconds: int = 86_400  # gateway: how long an Idempotency-Key is remembered
+    # The process itself (read by ``shared.cli.main`` at start, and by worker processes spawned
+    # for the solver at theirs: they inherit the environment).
+    event_loop: str = "uvloop"  # networked commands: uvloop (where installed) or asyncio's own
+    gc: str = "50000,20,20"  # networked commands: the cyclic collector's thresholds, or default
+    solver: str = "auto"  # the compiled solver when built from these sources (auto), or python
+    solver_build: str = ""  # the folder of the compiled solver; empty: build/solver/ of the tree
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> Settings:
@@ -108,10 +114,41 @@ class Settings:
             raise SettingsError("RUMMY_SOCKET_QUEUE must be at least 1")
         if self.idempotency_seconds < 1:
             raise SettingsError("RUMMY_IDEMPOTENCY_SECONDS must be at least 1")
+        if self.event_loop not in EVENT_LOOPS:
+            raise SettingsError(
+                f"RUMMY_EVENT_LOOP is {self.event_loop!r}; allowed: {_or(EVENT_LOOPS)}"
+            )
+        self.gc_thresholds()
+        if self.solver not in SOLVERS:
+            raise SettingsError(f"RUMMY_SOLVER is {self.solver!r}; allowed: {_or(SOLVERS)}")
+
+    def gc_thresholds(self) -> tuple[int, int, int] | None:
+        """``RUMMY_GC`` as the cyclic collector's three thresholds; None: Python's own."""
+        if self.gc == "default":
+            return None
+        parts = [p.strip() for p in self.gc.split(",")]
+        whole = len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts)
+        if not whole or int(parts[0]) == 0:
+            raise SettingsError(
+                f"RUMMY_GC is {self.gc!r}; allowed: 'default', or three whole numbers "
+                "(the collector's thresholds, the first above 0) such as '50000,20,20'"
+            )
+        return int(parts[0]), int(parts[1]), int(parts[2])
 
     def consumer_name(self) -> str:
         """This process's name in the consumer groups."""
         return self.consumer or f"{socket.gethostname()}-{os.getpid()}"
+
+
+EVENT_LOOPS = {"uvloop": "uvloop where it is installed", "asyncio": "the standard loop"}
+SOLVERS = {
+    "auto": "the compiled solver when it is built from these sources, else plain Python",
+    "python": "always plain Python",
+}
+
+
+def _or(choices: Mapping[str, str]) -> str:
+    return " or ".join(f"{name!r} ({meaning})" for name, meaning in choices.items())
 
 
 ENV_NAMES = frozenset(

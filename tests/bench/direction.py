@@ -1,6 +1,6 @@
 """The solver with two settings of one of its switches side by side (``--switch``, a constant
-of ``solver.py``, by default ``MIRROR_PROBE``, the search with the ranks read K to A; ``--values``,
-by default off and on; numbers for a number such as ``PROBE_EFFORT``).
+of ``shared/solver/goals.py``, by default ``MIRROR_PROBE``, the search with the ranks read K to
+A; ``--values``, by default off and on; numbers for a number such as ``PROBE_EFFORT``).
 
 Run with `python tests/bench/direction.py [--positions N] [--seed S] [--sizes 20,40,60]`. Per
 position and goal the two settings run in turn, three times each, and each keeps its fastest
@@ -19,17 +19,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import shared.core.solver as solver
-from shared.cli.main import quiet_gc
-from shared.core import solver_dp, solver_lanes
+import shared.solver.goals as solver
 from shared.core.rulesets import RuleSet, rule_set
+from shared.infra.runtime import configure_solver, quiet_gc
+from shared.solver.dp import bounds, lanes
 from tests.bench.solver import quantiles, warm_up
 from tests.solver.positions import position
 
 
 def timed(rules: RuleSet, table: list[list[int]], hand: list[int], goal: str) -> float:
-    solver_lanes._TABLES.clear()
-    solver_dp._BOUNDS.clear()
+    lanes._TABLES.clear()
+    bounds._BOUNDS.clear()
     started = time.process_time()
     if goal == "arrange":
         solver.arrange(rules, [c for m in table for c in m] + hand)
@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default="20,40,60")
     parser.add_argument("--goals", default="cards,points,arrange")
-    parser.add_argument("--switch", default="MIRROR_PROBE", help="a constant of solver.py")
+    parser.add_argument("--switch", default="MIRROR_PROBE", help="a constant of goals.py")
     parser.add_argument("--values", default="off,on", help="two settings: off,on or numbers")
     args = parser.parse_args()
     try:
@@ -65,7 +65,8 @@ def main() -> None:
     if len(settings) != 2:
         parser.error(f"--values {args.values!r}: two settings, such as off,on or 32,64")
     if not args.switch.isupper() or not hasattr(solver, args.switch):
-        parser.error(f"--switch {args.switch!r}: not a constant of solver.py (MIRROR_PROBE, ...)")
+        parser.error(f"--switch {args.switch!r}: not a constant of goals.py (MIRROR_PROBE, ...)")
+    configure_solver()  # RUMMY_SOLVER, RUMMY_SOLVER_BUILD as for `rummy`
     quiet_gc()
     default = getattr(solver, args.switch)
     rules = rule_set("rummikub", {"jokers": 2})

@@ -28,10 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from shared.cli.main import quiet_gc
-from shared.core import compiled
 from shared.core.rulesets import RuleSet, rule_set
-from shared.core.solver import arrange, solve
+from shared.infra.runtime import configure_solver, quiet_gc
+from shared.solver import arrange, runs_compiled, solve
 from tests.solver.positions import position
 
 GOALS = ("cards", "points", "opening", "arrange")
@@ -67,7 +66,7 @@ def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
         except ImportError:
             print("(highspy is not installed: no integer-program comparison)")
     rng = random.Random(seed)
-    kind = "compiled with mypyc" if compiled.in_use() else "plain Python"
+    kind = "compiled with mypyc" if runs_compiled() else "plain Python"
     print(f"solver timings, {count} positions per row (ms); the solver's inner modules: {kind}")
     for jokers in (2, 4):
         rules = rule_set("rummikub", {"jokers": jokers})
@@ -146,6 +145,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026, help="another sample of positions")
     parser.add_argument("--default-gc", action="store_true", help="Python's collector settings")
     args = parser.parse_args()
+    configure_solver()  # RUMMY_SOLVER, RUMMY_SOLVER_BUILD as for `rummy`
     if not args.default_gc:
         quiet_gc()
     timings(args.positions, not args.no_ilp, args.seed)

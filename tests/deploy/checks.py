@@ -700,7 +700,8 @@ def dockerfile_user(text: str) -> str | None:
 
 def check_dockerfile(text: str, context: Path) -> list[str]:
     """python:3.11-slim; a numeric non-root USER (so runAsNonRoot can verify it); no .pyc
-    written at run time; the default command a real `rummy` process; every COPY source in the
+    written at run time; the default command a real `rummy` process, with the settings the
+    image's ENV gives it (each one the code reads, each value valid); every COPY source in the
     build context."""
     import json
 
@@ -720,10 +721,13 @@ def check_dockerfile(text: str, context: Path) -> list[str]:
         command = json.loads(commands[-1]) if commands else []
     except ValueError:
         command = []
-    problems += [
-        p.replace("Dockerfile CMD: ", "")
-        for p in check_process(Process("Dockerfile CMD", command, {"REDIS_URL": "redis://r"}))
-    ]
+    settings = {
+        key: value
+        for key, value in dockerfile_env(text).items()
+        if key.startswith("RUMMY_") or key == "REDIS_URL"
+    }
+    cmd = Process("Dockerfile CMD", command, {"REDIS_URL": "redis://r", **settings})
+    problems += [p.replace("Dockerfile CMD: ", "") for p in check_process(cmd)]
     for word, rest in dockerfile_instructions(text):
         if word == "COPY" and "--from=" not in rest:
             sources = shlex.split(rest)[:-1]

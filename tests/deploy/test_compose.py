@@ -188,6 +188,7 @@ def test_the_manifests_run_as_the_image_s_user() -> None:
         ('CMD ["rummy", "gateway"]', 'CMD ["rummy", "serve"]', "is not `rummy` with one of"),
         ("    PYTHONDONTWRITEBYTECODE=1 \\\n", "", "PYTHONDONTWRITEBYTECODE=1 is not set"),
         ("COPY shared ./shared", "COPY shared no-such-dir ./shared", "COPY no-such-dir: not in"),
+        ("RUMMY_SOLVER_BUILD=", "RUMMY_SOLVER_DIR=", "['RUMMY_SOLVER_DIR'] are not settings"),
     ],
 )
 def test_each_dockerfile_check_catches_its_fault(old: str, new: str, expected: str) -> None:

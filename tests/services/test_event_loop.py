@@ -11,10 +11,12 @@ import sys
 import pytest
 
 SHOW_LOOP = (
-    "import asyncio; from shared.cli.main import fast_event_loop; fast_event_loop(); "
+    "import asyncio; from shared.infra.runtime import fast_event_loop; fast_event_loop(); "
     "print(type(asyncio.new_event_loop()).__module__)"
 )
-SHOW_GC = "import gc; from shared.cli.main import quiet_gc; quiet_gc(); print(gc.get_threshold())"
+SHOW_GC = (
+    "import gc; from shared.infra.runtime import quiet_gc; quiet_gc(); print(gc.get_threshold())"
+)
 
 
 def _run(code: str, variable: str, value: str | None) -> subprocess.CompletedProcess[str]:
@@ -46,3 +48,31 @@ def test_a_bad_collector_setting_is_refused_with_what_is_allowed(setting: str) -
     run = _run(SHOW_GC, "RUMMY_GC", setting)
     assert run.returncode != 0
     assert f"RUMMY_GC is {setting!r}; allowed: 'default', or three whole numbers" in run.stderr
+
+
+def test_the_settings_given_are_the_ones_used() -> None:
+    """The process start reads ``Settings`` once and passes them down (a worker process spawned
+    without them reads the environment it inherited, as above)."""
+    code = (
+        "import asyncio, gc; from shared.infra.runtime import fast_event_loop, quiet_gc; "
+        "from shared.infra.settings import Settings; "
+        "given = Settings(event_loop='asyncio', gc='7000,3,3'); "
+        "fast_event_loop(given); quiet_gc(given); "
+        "print(type(asyncio.new_event_loop()).__module__, gc.get_threshold())"
+    )
+    out = _run(code, "RUMMY_GC", "default").stdout  # (the environment says otherwise)
+    assert out.strip().startswith("asyncio") and out.strip().endswith("(7000, 3, 3)"), out
+
+
+@pytest.mark.parametrize(("variable", "value"), [("RUMMY_EVENT_LOOP", "trio"), ("RUMMY_GC", "x")])
+def test_rummy_refuses_a_bad_process_setting_at_its_start(variable: str, value: str) -> None:
+    env = {**os.environ, variable: value}
+    ran = subprocess.run(
+        [sys.executable, "-m", "shared.cli.main", "solve"],
+        env=env,
+        input='{"rules": "rummikub", "goal": "arrange", "cards": ["5H", "6H", "7H"]}',
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 2, ran.stdout
+    assert f"rummy solve: {variable} is {value!r}; allowed:" in ran.stderr

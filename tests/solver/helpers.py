@@ -11,7 +11,7 @@ from shared.core.cards import JOKER, parse_cards
 from shared.core.judgement import judge_play
 from shared.core.melds import card_values, readings
 from shared.core.rulesets import RuleSet
-from shared.core.solver import Play
+from shared.solver import Play
 
 
 def melds(*texts: str) -> list[list[int]]:

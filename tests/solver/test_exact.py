@@ -21,7 +21,7 @@ import pytest
 
 from shared.core.cards import JOKER
 from shared.core.rulesets import RuleSet, rule_set
-from shared.core.solver import arrange, solve
+from shared.solver import arrange, solve
 from tests.solver.helpers import brute_force_cards, check_play, dp_points
 from tests.solver.positions import position
 
@@ -125,7 +125,7 @@ def test_redemption_plans_stop_at_a_bound(monkeypatch: pytest.MonkeyPatch) -> No
     ends the search: 4 DP problems in all (tidy included) where one per plan took 10. With 7
     or 8 table jokers there are dozens of plans (seed 1007 position 16: 15, each a DP of 20-40
     s on this machine)."""
-    import shared.core.solver as solver_module
+    import shared.solver.goals as solver_module
 
     rules = rule_set("robbers", {"jokers": 6})
     table = [

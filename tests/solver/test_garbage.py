@@ -22,7 +22,7 @@ import pytest
 
 from shared.core.judgement import judge_play
 from shared.core.rulesets import rule_set
-from shared.core.solver import arrange, solve
+from shared.solver import arrange, solve
 from tests.solver.positions import position
 
 
@@ -78,9 +78,10 @@ def test_solving_as_plain_python_leaves_no_cyclic_garbage() -> None:
     built): a closure calling itself makes a cycle there and not in compiled code, or the other
     way round."""
     script = (
-        "import gc; from shared.core import compiled; "
+        "import gc; from shared.infra.runtime import configure_solver; configure_solver(); "
+        "from shared.solver import runs_compiled; "
         "from tests.solver.test_garbage import solve_sample; "
-        "assert not compiled.in_use(); "
+        "assert not runs_compiled(); "
         "solve_sample('rummikub', {'jokers': 2}, 1); "  # tables built once per process
         "gc.collect(); gc.disable(); "
         "solve_sample('rummikub', {'jokers': 4, 'ace': 'wrap', 'joker_policy': 'to_hand'}, 1); "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from shared.cli.judge import judge
 from shared.core.cards import cards_str, sorted_cards
-from shared.core.solver import solve
 from shared.core.views import seat_view
+from shared.solver import solve
 from tests.gateway.api import check_error
 from tests.gateway.conftest import Stack, make_stack, stack  # noqa: F401 - fixtures
 

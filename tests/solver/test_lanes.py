@@ -1,4 +1,4 @@
-"""The lane-reading bound (``solver_lanes``) never promises less than a state can still score.
+"""The lane-reading bound (``dp.lanes``) never promises less than a state can still score.
 
 Every state the DP can reach on small random positions (no floor, no dominance: every state,
 with its best score so far) is followed to its best completion by a plain backward pass; the
@@ -13,19 +13,17 @@ from typing import Any
 
 import pytest
 
-from shared.core import solver as solver_module
-from shared.core.solver import solve
-from shared.core.solver_dp import (
+from shared.solver import goals as solver_module
+from shared.solver import solve
+from shared.solver.dp.bounds import joker_rows, lane_bound, upper_bounds
+from shared.solver.dp.program import (
     UNREACHABLE,
     Problem,
-    _layout,
     initial_states,
-    joker_rows,
-    lane_bound,
+    key_layout,
     machinery,
     set_joker_counts,
     turned_problem,
-    upper_bounds,
 )
 from tests.solver.positions import position
 from tests.solver.test_exact import random_rules
@@ -37,7 +35,7 @@ def moves(p: Problem, stage: int, key: int) -> list[tuple[int, int]]:
     """The DP's moves from a state before ``stage`` (0-64: four suits, then the sets, per rank)
     as (next key, score gained), within the problem's jokers."""
     pairs = machinery(p.cfg)[1]
-    lay = _layout(p.cfg)
+    lay = key_layout(p.cfg)
     js, c1s = lay.js, lay.c1s
     rank, suit = divmod(stage, 5)
     rank += 1
@@ -63,7 +61,7 @@ def every_state(p: Problem) -> list[dict[int, int]]:
     """Per stage (0: before anything; then four suits and the sets per rank), every reachable
     state key with its best score so far."""
     lanes, pairs = machinery(p.cfg)
-    stages = [initial_states(p, lanes, pairs, _layout(p.cfg).width)]
+    stages = [initial_states(p, lanes, pairs, key_layout(p.cfg).width)]
     for stage in range(65):
         nxt: dict[int, int] = {}
         for key, score in stages[-1].items():
@@ -78,7 +76,7 @@ def best_completions(p: Problem, stages: list[dict[int, int]]) -> list[dict[int,
     """Per stage and state: the most still to be scored (with the joker adjustment), NEG when
     no arrangement completes it."""
     pairs = machinery(p.cfg)[1]
-    lay = _layout(p.cfg)
+    lay = key_layout(p.cfg)
     later: dict[int, int] = {}
     for key in stages[-1]:
         jokers = (key >> lay.js) & 15
@@ -132,7 +130,7 @@ def test_the_bounds_never_promise_less_than_a_state_can_score(seed: int) -> None
         lanes = lane_bound(p)
         rows = joker_rows(p)
         assert len(rows) == 14
-        lay = _layout(p.cfg)
+        lay = key_layout(p.cfg)
         for stage, states in enumerate(stages):
             rank, suit = (0, 4) if stage == 0 else divmod(stage - 1, 5)
             rank += stage > 0

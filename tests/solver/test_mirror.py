@@ -8,11 +8,13 @@ from collections import Counter
 
 import pytest
 
-import shared.core.solver as solver
+import shared.solver.goals as solver
 from shared.core.cards import JOKER
 from shared.core.melds import card_values, readings
 from shared.core.rulesets import rule_set
-from shared.core.solver_dp import Problem, Result, mirror_back, mirrored_problem, solve_dp
+from shared.solver.dp.bounds import upper_bounds
+from shared.solver.dp.program import Problem, Result, mirror_back, mirrored_problem, solve_dp
+from shared.solver.dp.search import Refuted
 from tests.solver.helpers import check_play
 from tests.solver.positions import position
 
@@ -106,27 +108,21 @@ def test_a_witness_search_resumed_with_more_patience_ends_as_one_run_would(seed:
         made = solver._problem(rules, search.table_cards, search.hand, 2, 0, weights)
         return solver._placeable(made)
 
-    floor = solver.upper_bounds(problem())[0][4][0] // solver.CARD * solver.CARD
-    whole = problem()
-    whole.patience = 100_000
-    found, refuted = solver._witness(whole, floor)
+    floor = upper_bounds(problem())[0][4][0] // solver.CARD * solver.CARD
+    whole = Refuted(floor)
+    found, refuted = solver._witness(problem(), floor, 100_000, whole)
     assert found is not None or refuted
-    assert whole.refuted is not None
-    resumed = problem()
-    budget, kept = 1, []
+    resumed, searched = Refuted(floor), problem()
+    budget, resumes = 1, 0
     while True:
-        resumed.patience = budget
-        again, again_refuted = solver._witness(resumed, floor)
+        again, again_refuted = solver._witness(searched, floor, budget, resumed)
         if again is not None or again_refuted:
             break
-        assert resumed.refuted is not None
-        assert len(resumed.refuted.failed) == budget + 1  # gave up on the first one too many
-        kept.append(resumed.refuted)
+        assert len(resumed.failed) == budget + 1  # gave up on the first one too many
+        resumes += 1
         budget *= 2
-    assert kept  # it was resumed, each time with what the searches before it refuted
-    assert all(memo is resumed.refuted for memo in kept)
+    assert resumes  # it was resumed, each time with what the searches before it refuted
     assert (again is None, again_refuted) == (found is None, refuted)
     if found is not None and again is not None:
         assert again.score == found.score and again.melds == found.melds
-    assert resumed.refuted is not None
-    assert resumed.refuted.failed == whole.refuted.failed
+    assert resumed.failed == whole.failed

@@ -6,7 +6,7 @@ import pytest
 
 from shared.core.cards import JOKER, cards_str
 from shared.core.rulesets import RuleSet, rule_set
-from shared.core.solver import arrange, solve
+from shared.solver import arrange, solve
 from tests.solver.helpers import cards, check_play, dp_points, melds
 
 RUMMIKUB = rule_set("rummikub")
@@ -303,7 +303,7 @@ def test_searches_from_many_threads_agree_with_one_at_a_time() -> None:
     import random
     from concurrent.futures import ThreadPoolExecutor
 
-    from shared.core import solver_dp
+    from shared.solver.dp import program
     from tests.solver.positions import position
 
     rng = random.Random(12)
@@ -320,7 +320,7 @@ def test_searches_from_many_threads_agree_with_one_at_a_time() -> None:
         check_play(rules, table, hand, True, found)
         return len(found.played), found.jokers, dp_points(rules, found, table)
 
-    solver_dp._LANES.clear()
+    program._LANES.clear()
     with ThreadPoolExecutor(6) as pool:
         together = list(pool.map(play, cases))
     alone = [play(case) for case in cases]

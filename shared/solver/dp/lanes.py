@@ -1,6 +1,6 @@
 """A sharper upper bound for the solver's DP: one that reads the lanes of a state.
 
-``solver_dp.upper_bounds`` counts every hand card still to come as placed, whatever the state's
+``bounds.upper_bounds`` counts every hand card still to come as placed, whatever the state's
 open runs. Measured on 40-card tables, about 99 in 100 of the states the DP keeps at the
 optimum's own floor have no way to reach it; most die a few ranks later, when a run they
 opened or a card they skipped finds no place. This bound sees that earlier.
@@ -36,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from shared.core.solver_dp import (
+from shared.solver.dp.program import (
     UNREACHABLE,
     Pairs,
     Problem,
-    _layout,
+    key_layout,
     machinery,
     set_joker_counts,
 )
@@ -66,7 +66,7 @@ class LaneBound:
         self.p = p
         self.pairs: Pairs = machinery(p.cfg)[1]
         self.jmax = p.jokers_max
-        lay = _layout(p.cfg)
+        lay = key_layout(p.cfg)
         self.width, self.mask, self.c1s = lay.width, lay.mask, lay.c1s
         self.joker_rows = joker_rows
         # per rank and suit, by the naturals m (1 or 2) the suit gives to the sets of the rank:
@@ -187,7 +187,7 @@ _TABLES: dict[tuple[object, ...], list[dict[int, list[int]]]] = {}
 
 
 def forget_tables() -> None:
-    """Drop the suit tables of the positions solved so far (see ``solver.solve``)."""
+    """Drop the suit tables of the positions solved so far (see ``shared.solver.goals.solve``)."""
     _TABLES.clear()
 
 

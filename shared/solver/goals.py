@@ -1,9 +1,11 @@
-"""An exact solver: the best play for a table and a hand, and whether cards can be arranged.
+"""The goals of the exact solver: the best play for a table and a hand, and whether cards can be
+arranged, each as one or a few problems of the DP.
 
-Pure (no I/O). The search is the rank-by-rank dynamic program of ``solver_dp`` (after van Rijn,
-Takes and Vis, 2015); this module turns each goal into one or a few DP problems, checks every
-answer with ``judge_play`` and tidies the layout (long runs merged, table melds kept as they
-were where the play allows).
+Pure (no I/O). The search is the rank-by-rank dynamic program of ``dp.program`` (after van
+Rijn, Takes and Vis, 2015) and the searches under a floor over its states (``dp.search``,
+``dp.ladder``); this module turns each goal into one or a few DP problems, checks every answer
+with ``judge_play`` and tidies the layout (long runs merged, table melds kept as they were where
+the play allows).
 
 Goals (``solve``):
 
@@ -34,39 +36,35 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from shared.core.cards import JOKER
-from shared.core.judgement import Verdict, _redeemable, judge_play
+from shared.core.judgement import Verdict, judge_play, redeemable
 from shared.core.melds import card_values, joker_candidates, readings
 from shared.core.rulesets import RuleSet
-from shared.core.solver_dp import (
+from shared.solver.dp.bounds import forget_bounds, upper_bounds
+from shared.solver.dp.ladder import Ladder
+from shared.solver.dp.lanes import forget_tables
+from shared.solver.dp.program import (
     Config,
     Problem,
     Result,
-    forget_bounds,
     mirror_back,
     mirrored_problem,
     solve_dp,
-    upper_bounds,
 )
-from shared.core.solver_ladder import Ladder
-from shared.core.solver_lanes import forget_tables
-from shared.core.solver_search import GaveUp
-
-Goal = Literal["cards", "points", "opening"]
-GOALS: tuple[str, ...] = ("cards", "points", "opening", "arrange")
-Meld = Sequence[int]
-Layout = tuple[tuple[int, ...], ...]
+from shared.solver.dp.search import GaveUp, Refuted, find_witness
+from shared.solver.plays import Arrangement, Goal, Layout, Meld, Play
 
 CARD = 1_000_000  # lexicographic weights of the DP score
 JOKER_COST = 1_000
 POINT = 10_000
 POINTS_CARD = 10
-# Refuted states after which arrange's witness search gives up (its states cost more than a
-# play's: every card is required; measured on 40-80 cards, 300-800 about alike).
+# Refuted states after which a play's witness search gives up (the Ladder goes on from there).
+PATIENCE = 2_000
+# ... and arrange's (its states cost more than a play's: every card is required; measured on
+# 40-80 cards, 300-800 about alike).
 ARRANGE_PATIENCE = 500
-# Look for a play with the ranks read K to A too (``solver_dp.mirrored_problem``) when the
+# Look for a play with the ranks read K to A too (``dp.program.mirrored_problem``) when the
 # witness search reading them A to K finds none at the bound (``_race``), and go on the way
 # whose witness search finished first. Measured on the slowest 40-card positions: the two ways
 # (each alone exact) differ in cost by a factor of two to fifteen either way, and the way whose
@@ -80,29 +78,6 @@ MIRROR_PROBE = True
 # 60 positions a row at 20-60 cards 3-10% less except `points` at 20 cards, 7% more (seed 3);
 # 256 against 128 even (seed 2).
 PROBE_EFFORT = 128
-
-
-@dataclass(frozen=True)
-class Play:
-    """The solver's answer for one position."""
-
-    found: bool  # a legal play exists (else layout is the table unchanged)
-    layout: Layout  # the whole table after the play, canonical melds
-    played: tuple[int, ...]  # cards from the hand (jokers count)
-    to_hand: tuple[int, ...]  # table jokers redeemed into the hand
-    points: int | None  # as ``judge_play`` counts them
-    jokers: int  # jokers in the layout
-    unchanged: int  # table melds left as they were
-    exact: bool = True  # always: no search has a state budget (kept for callers that read it)
-
-
-@dataclass(frozen=True)
-class Arrangement:
-    """Whether a multiset of cards can be laid out as melds (naturals all placed)."""
-
-    arrangeable: bool
-    layout: Layout
-    free_jokers: int  # jokers the layout does not need
 
 
 def _config(rules: RuleSet) -> Config:
@@ -158,6 +133,7 @@ def _problem(
     jokers_max: int,
     jokers_min: int,
     w: _Weights,
+    need_card: bool = False,
 ) -> Problem:
     return Problem(
         _config(rules),
@@ -170,6 +146,7 @@ def _problem(
         w.point,
         w.adjust,
         w.threshold,
+        need_card,
     )
 
 
@@ -213,11 +190,9 @@ def _placeable(p: Problem) -> Problem:
                 hand[rank][suit] = 0
             elif fewest > 0:
                 needy[rank][suit] = hand[rank][suit]
-    p.hand = hand
     # Under ace wrap a joker near one end of the cycle may carry cards at the other (a run
     # crossing K-A), which the bound's reach of two ranks does not see: no needy cards there.
-    p.needy = None if p.cfg.wrap else needy
-    return p
+    return dataclasses.replace(p, hand=hand, needy=None if p.cfg.wrap else needy)
 
 
 def _bounded(p: Problem, unit: int, known: Result | None = None) -> Result | None:
@@ -254,7 +229,7 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     lowest = known.score + 1 if known is not None else None
     if lowest is not None and floor < lowest:
         floor = lowest
-    way, found, refuted, mirrored = _race(p, floor)
+    way, found, refuted, mirrored = _race(p, floor, PATIENCE)
     if found is not None and found.score >= top:
         return mirror_back(found) if mirrored else found
     best = _descend(way, unit, floor, lowest, known, found, refuted)
@@ -263,54 +238,49 @@ def _stepped(p: Problem, unit: int, known: Result | None = None) -> Result | Non
     return best
 
 
-def _race(p: Problem, floor: int) -> tuple[Problem, Result | None, bool, bool]:
+def _race(p: Problem, floor: int, patience: int) -> tuple[Problem, Result | None, bool, bool]:
     """The witness search for a play at ``floor``: reading the ranks A to K, and once that has
     refuted ``PROBE_EFFORT`` states without an answer, K to A too (``mirrored_problem``). The
-    two take turns with a patience that doubles, each resuming where it stopped (its refuted
-    states are kept), so the cheaper way finishes at about twice its own cost whichever it is.
-    Returns the problem of the way that finished (A to K when both gave up), its play, whether
-    it refuted the floor, and whether it is the mirrored one."""
-    patience = p.patience
+    two take turns with a patience that doubles up to ``patience``, each resuming where it
+    stopped (its refuted states are kept), so the cheaper way finishes at about twice its own
+    cost whichever it is. Returns the problem of the way that finished (A to K when both gave
+    up), its play, whether it refuted the floor, and whether it is the mirrored one."""
     if not MIRROR_PROBE or p.cfg.wrap or patience <= PROBE_EFFORT:
-        found, refuted = _witness(p, floor)
+        found, refuted = _witness(p, floor, patience)
         return p, found, refuted, False
     budget = PROBE_EFFORT
-    way, other = p, None
+    ahead = (p, Refuted(floor))  # each way with the states its searches refuted
+    back: tuple[Problem, Refuted] | None = None
+    way = ahead
     while True:
-        way.patience = budget
-        found, refuted = _witness(way, floor)
+        found, refuted = _witness(way[0], floor, budget, way[1])
         if found is not None or refuted:
             break
-        if way is p:  # the K-to-A way next, with the same patience
-            if other is None:
-                other = mirrored_problem(p)
-            way = other
+        if way is ahead:  # the K-to-A way next, with the same patience
+            if back is None:
+                back = (mirrored_problem(p), Refuted(floor))
+            way = back
         elif budget >= patience:  # both gave up: go on A to K
-            way = p
+            way = ahead
             break
         else:
             budget = min(2 * budget, patience)
-            way = p
-    p.patience = patience
-    for problem in (p, other):
-        if problem is not None:
-            problem.refuted = None  # not needed past the witness search
-    return way, found, refuted, way is not p
+            way = ahead
+    return way[0], found, refuted, way is not ahead
 
 
-def _witness(p: Problem, floor: int) -> tuple[Result | None, bool]:
-    """The depth-first search for a play at ``floor`` or more (``solver_search``): the play
-    found, or None and whether the floor was refuted (False: it gave up)."""
-    p.floor = floor
-    p.witness = True
+def _witness(
+    p: Problem, floor: int, patience: int, refuted: Refuted | None = None
+) -> tuple[Result | None, bool]:
+    """The depth-first search for a play at ``floor`` or more (``dp.search``), giving up after
+    ``patience`` refuted states (``refuted``: those of earlier searches of ``p`` at this floor,
+    to resume them): the play found, or None and whether the floor was refuted (False: it gave
+    up)."""
     try:
-        found = solve_dp(p)
+        found = find_witness(p, floor, patience, refuted)
         return found, found is None
     except GaveUp:
         return None, False
-    finally:
-        p.witness = False
-        p.floor = None
 
 
 def _descend(
@@ -475,8 +445,8 @@ class _Search:
                 stands = read[0].joker_cards() if read else ()
                 forced += sum(w.joker[c % 13 + 1] for c in stands)
         jmin = mandatory.count(JOKER) if jokers_min is None else jokers_min
-        problem = _problem(rules, mandatory, optional, jmax, jmin, w)
-        problem.need_card = self.goal == "points" and not forced
+        need_card = self.goal == "points" and not forced
+        problem = _problem(rules, mandatory, optional, jmax, jmin, w, need_card)
         known = None if beat is None else Result(beat.score - forced, beat.jokers, 0, [])
         result = self._bounded(problem, known)
         if result is None or result is known:
@@ -519,7 +489,7 @@ class _Search:
             plans = [
                 plan
                 for plan in sorted(set(itertools.combinations(pool, k)))
-                if _redeemable(self.rules, self.table, list(plan), k)
+                if redeemable(self.rules, self.table, list(plan), k)
             ]
             if plans:
                 levels.append((k, plans))
@@ -729,8 +699,7 @@ def _arrangement(rules: RuleSet, cards: Sequence[int]) -> Arrangement:
     # floor one joker at a time without starting over (a fresh DP per floor, and a witness
     # search per floor, cost two to three times as much on 40-60 cards).
     top = upper_bounds(problem)[0][4][0]  # minus the jokers the stranded cards need at least
-    problem.patience = ARRANGE_PATIENCE
-    problem, found, refuted, mirrored = _race(problem, top)
+    problem, found, refuted, mirrored = _race(problem, top, ARRANGE_PATIENCE)
     if found is None:
         ladder = Ladder(problem)
         floor = top - 1 if refuted else top

@@ -1,4 +1,4 @@
-"""A depth-first search for any arrangement that reaches a floor, over the states of ``solver_dp``.
+"""A depth-first search for any arrangement that reaches a floor, over the states of ``program``.
 
 The breadth-first DP keeps every state that may still reach its floor, rank after rank; when
 the floor is the upper bound itself (every placeable card placed, the usual case on a full
@@ -7,7 +7,10 @@ the most promising move first (the child with the highest bound, the lane bound 
 usually finds one after a few hundred states. A state that failed is remembered with its score:
 a lower score from the same state fails too, and so does a state that a failed one dominates
 (the DP's dominance, through the same index), so a floor that cannot be reached costs about what
-the DP costs. The witness is rebuilt into melds by the DP's own ``_rebuild``.
+the DP costs. The witness is rebuilt into melds by the DP's own ``rebuild_melds``.
+
+The states refuted at a floor are the caller's to keep (``Refuted``): a search given them again,
+with more patience, resumes where the last one gave up.
 """
 
 from __future__ import annotations
@@ -17,37 +20,37 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from shared.core.solver_dp import (
+from shared.solver.dp.bounds import lane_bound, upper_bounds
+from shared.solver.dp.program import (
     Problem,
     Result,
     ScoredIndex,
-    _layout,
-    _rebuild,
     beaten,
     initial_states,
-    lane_bound,
+    key_layout,
     machinery,
     new_scored,
+    rebuild_melds,
     record,
     set_joker_counts,
-    upper_bounds,
+    turn_back,
+    turned_problem,
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
 
 
 class GaveUp(Exception):
-    """The witness search refuted ``Problem.patience`` states without finding a play: the floor is
+    """The witness search refuted ``patience`` states without finding a play: the floor is
     likely out of reach, which the breadth-first DP (with its dominance pruning) shows faster."""
 
 
 @dataclass
 class Refuted:
-    """The states a witness search refuted at one floor, kept with the problem (``p.refuted``):
-    a search asked again at that floor with more patience resumes instead of refuting them again
-    (``solver._race`` alternates two searches with a growing patience)."""
+    """The states the witness searches of one problem refuted at one floor: a search of that
+    problem asked again at that floor with more patience resumes instead of refuting them again
+    (``shared.solver.goals`` alternates two searches with a growing patience)."""
 
-    owner: int  # the ``id`` of the problem searched (copies of it carry the field along)
     floor: int
     # state and stage -> the highest score with which it was refuted
     failed: dict[int, int] = field(default_factory=dict)
@@ -67,7 +70,7 @@ def _suit_moves(
     """(key delta, score delta, points delta, move index, jokers) of one suit's moves, best score
     first (ties: fewer jokers, then the lower lane pair)."""
     pairs = machinery(p.cfg)[1]
-    lay = _layout(p.cfg)
+    lay = key_layout(p.cfg)
     need_card = p.need_card and not p.threshold
     shift = lay.width * suit
     wn = p.nat_weight[rank]
@@ -84,15 +87,28 @@ def _suit_moves(
     return [(dkey, -neg, dpts, index, jok) for neg, jok, _, index, dkey, dpts in ranked]
 
 
-def find_witness(p: Problem, floor: int) -> Result | None:
+def find_witness(
+    p: Problem, floor: int, patience: int, refuted: Refuted | None = None
+) -> Result | None:
     """An arrangement whose score (with ``joker_adjust``) is at least ``floor``, or None when
-    there is none (``GaveUp`` when that takes too long to show: ``p.patience`` refuted states in
-    all, those of earlier searches of ``p`` at this floor included). Not necessarily the best
-    above the floor: callers compare its score with the upper bound, or hand it to the DP as a
-    tighter floor."""
+    there is none (``GaveUp`` when that takes too long to show: ``patience`` refuted states in
+    all, those of earlier searches of ``p`` at this floor included when their ``refuted`` is
+    given; it is filled in either way). Not necessarily the best above the floor: callers
+    compare its score with the upper bound, or go on from it with the ``ladder``. Under ``ace:
+    wrap`` the cycle of ranks is turned first, as the DP turns it (``turned_problem``)."""
+    if refuted is None:
+        refuted = Refuted(floor)
+    elif refuted.floor != floor:
+        raise ValueError(f"states refuted at floor {refuted.floor}, searched at {floor}")
+    turned, order = turned_problem(p)
+    return turn_back(_search(turned, floor, patience, refuted), order)
+
+
+def _search(p: Problem, floor: int, patience: int, kept: Refuted) -> Result | None:
+    """``find_witness`` on the problem as the DP reads it."""
     lanes, pairs = machinery(p.cfg)
     cfg = p.cfg
-    lay = _layout(cfg)
+    lay = key_layout(cfg)
     width, js, ps, c1s, c2s, mask = lay.width, lay.js, lay.ps, lay.c1s, lay.c2s, lay.mask
     clear_c = (1 << c1s) - 1
     threshold = p.threshold
@@ -104,15 +120,11 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     sharper = lane_bound(p)
     lane_at = sharper.at
     end_ok = pairs.end_ok
-    kept = p.refuted
-    if kept is None or kept.floor != floor or kept.owner != id(p):  # a copy's: other states
-        kept = p.refuted = Refuted(id(p), floor)
     options, failed, failures = kept.options, kept.failed, kept.failures
     upmask = pairs.tables()[1]
     w2, w3 = 2 * width, 3 * width
     path: list[tuple[int, int]] = []  # (state after the stage, back pointer), deepest first
     result: list[int] = []
-    patience = p.patience
 
     def go(stage: int, key: int, score: int, again: Callable[..., bool]) -> bool:
         """Whether some completion of this state reaches the floor (``again`` is ``go``
@@ -217,5 +229,5 @@ def find_witness(p: Problem, floor: int) -> Result | None:
     path.reverse()
     history = [[{nk: back} for nk, back in path[r * 5 : r * 5 + 5]] for r in range(13)]
     end = path[-1][0]
-    melds = _rebuild(p, history, end, initial, lanes, pairs, lay)
+    melds = rebuild_melds(p, history, end, initial, lanes, pairs, lay)
     return Result(result[0], (end >> js) & 15, (end >> ps) & 255, melds)

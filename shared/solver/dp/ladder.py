@@ -1,14 +1,14 @@
-"""The DP of ``solver_dp`` run under a floor that comes down step by step, without starting over.
+"""The DP of ``program`` run under a floor that comes down step by step, without starting over.
 
-``solver_dp._solve`` with a floor keeps only the states whose score plus the upper bound of what
-is left reaches the floor; a floor nothing reaches costs a whole run, and the next (lower) floor
-used to start from rank A again. Here every state that a floor drops is kept aside, with its
+A DP run under a floor keeps only the states whose score plus the upper bound of what is left
+reaches the floor; a floor nothing reaches costs a whole run, and the next (lower) floor would
+start from rank A again. Here every state that a floor drops is kept aside, with its
 *potential* (score plus bound), in a heap per stage. Lowering the floor brings back exactly the
 states whose potential reaches the new floor and expands only them (and whatever they improve);
 the states already expanded stay as they are. The first floor reached gives the optimum, and the
 work done is about that of one run at the optimum's own floor. A candidate is first held to the
-plain bound (``upper_bounds``), and only if it passes that to the sharper lane bound
-(``solver_lanes``); one put aside on the plain bound meets the lane bound when a lower floor
+plain bound (``bounds.upper_bounds``), and only if it passes that to the sharper lane bound
+(``lanes``); one put aside on the plain bound meets the lane bound when a lower floor
 brings it back (most never come back).
 
 Correctness: every arrangement scoring at least the floor passes through states whose potential
@@ -24,23 +24,22 @@ from __future__ import annotations
 import heapq
 from heapq import heappop, heappush
 
-from shared.core.solver_dp import (
+from shared.solver.dp.bounds import lane_bound, upper_bounds
+from shared.solver.dp.program import (
     Problem,
     Result,
     ScoredIndex,
-    _layout,
-    _rebuild,
     beaten,
     best_end,
     initial_states,
-    lane_bound,
+    key_layout,
     machinery,
     new_scored,
+    rebuild_melds,
     record,
     set_joker_counts,
     turn_back,
     turned_problem,
-    upper_bounds,
 )
 
 STAGES = 13 * 5  # per rank: four suits, then the sets
@@ -53,7 +52,7 @@ class Ladder:
         self.problem, self.order = turned_problem(p)
         p = self.problem
         self.lanes, self.pairs = machinery(p.cfg)
-        self.lay = _layout(p.cfg)
+        self.lay = key_layout(p.cfg)
         self.bounds = upper_bounds(p)
         sharper = lane_bound(p)
         # per stage: the bound that reads the lanes (stage 0: before anything)
@@ -260,5 +259,5 @@ class Ladder:
             return None
         total, key = best
         history = [self.backs[r * 5 + 1 : r * 5 + 6] for r in range(13)]
-        melds = _rebuild(p, history, key, self.initial, self.lanes, self.pairs, lay)
+        melds = rebuild_melds(p, history, key, self.initial, self.lanes, self.pairs, lay)
         return turn_back(Result(total, (key >> js) & 15, (key >> ps) & 255, melds), self.order)
