@@ -5,6 +5,8 @@ A bad value is refused at start-up with a message naming the variable and what i
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 import socket
 from collections.abc import Mapping
@@ -105,11 +107,34 @@ class Settings:
             raise SettingsError("RUMMY_SOCKET_QUEUE must be at least 1")
         if self.idempotency_seconds < 1:
             raise SettingsError("RUMMY_IDEMPOTENCY_SECONDS must be at least 1")
+        for name in RATES:
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise SettingsError(f"RUMMY_{name.upper()} must be 0 (off) or a positive number")
+        for entry in filter(None, (part.strip() for part in self.trusted_proxies.split(","))):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise SettingsError(
+                    f"RUMMY_TRUSTED_PROXIES: {entry!r} is not an IP address or CIDR"
+                    " (comma-separated, e.g. 10.0.0.0/8,192.168.1.7)"
+                ) from None
 
     def consumer_name(self) -> str:
         """This process's name in the consumer groups."""
         return self.consumer or f"{socket.gethostname()}-{os.getpid()}"
 
+
+RATES = (
+    "rate_per_second",
+    "limit_address_per_second",
+    "limit_create_per_minute",
+    "limit_seat_per_minute",
+    "limit_hint_per_minute",
+    "limit_replay_per_minute",
+    "limit_sync_per_minute",
+)
+"""The gateway's rate limits: each 0 (off) or positive."""
 
 ENV_NAMES = frozenset(
     "REDIS_URL" if f.name == "redis_url" else f"RUMMY_{f.name.upper()}" for f in fields(Settings)
