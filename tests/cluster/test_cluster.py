@@ -89,6 +89,12 @@ class Stack:
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "RUMMY_COMMAND_TIMEOUT": "10",
             "RUMMY_RATE_PER_SECOND": "1000",
+            # Every game from one address: no limits per address (the limits' script and keys
+            # still run on the cluster: per token).
+            "RUMMY_LIMIT_ADDRESS_PER_SECOND": "0",
+            "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
+            "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
+            "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
             "PYTHONUNBUFFERED": "1",
         }
         log = self.tmp / f"{name}.log"

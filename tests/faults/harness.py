@@ -44,6 +44,12 @@ from tests.gateway.api import command_body
 from tests.ports import spare_port
 
 ROOT = Path(__file__).resolve().parents[2]
+NO_ADDRESS_LIMITS = {
+    "RUMMY_LIMIT_ADDRESS_PER_SECOND": "0",
+    "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
+    "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
+    "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+}
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
 Json = dict[str, Any]
@@ -218,6 +224,8 @@ class Deployment:
             "RUMMY_ALLOW_SEEDED_GAMES": "true",
             "RUMMY_LOG_LEVEL": "info",
             "PYTHONUNBUFFERED": "1",
+            # The players of a test all come from 127.0.0.1: no limits per client address.
+            **NO_ADDRESS_LIMITS,
             **self.settings,
             **extra,
         }
