@@ -410,6 +410,7 @@ async def list_events(request: web.Request) -> web.Response:
 async def websocket(request: web.Request) -> web.StreamResponse:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request)  # a connection costs a load and a first push
     await gw.load(game_id)
     _check_origin(request, gw.settings)
     role = await gw.viewer(request, game_id, required=False)

@@ -258,7 +258,7 @@ def openapi_document() -> dict[str, Any]:
                         {"name": "token", "in": "query", "schema": {"type": "string"}},
                         {"name": "after", "in": "query", "schema": {"type": "integer"}},
                     ],
-                    "responses": {"101": _answer("switching protocols")},
+                    "responses": {"101": _answer("switching protocols"), **_limited()},
                 },
             },
             "/api/games/{game_id}/replay": {

@@ -42,6 +42,8 @@ class Settings:
     command_timeout: float = 10.0  # gateway: seconds to wait for the referee's answer
     # The public edge's bounds: every route that writes or computes is limited per client
     # address (and per token or seat where it has one), in Redis so limits hold across gateways.
+    # 0 turns a limit off; per-second limits allow bursts of twice the rate, per-minute ones a
+    # minute's worth.
     limit_address_per_second: float = 100.0  # gateway: writes and computations per address
     limit_create_per_minute: float = 30.0  # gateway: games created per client address
     limit_seat_per_minute: float = 60.0  # gateway: seats taken per client address

@@ -11,13 +11,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from unittest import mock
 
+import aiohttp
 import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
-from services.gateway.app import make_app
+from services.gateway.app import GATEWAY, make_app
 from services.gateway.client_address import client_address, trusted_networks
-from services.gateway.ratelimit import Limits
+from services.gateway.ratelimit import Limit, Limits
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings, SettingsError
 from tests.gateway.api import Api, Json, Reply, check_error, new_id
@@ -158,6 +159,30 @@ async def test_one_limit_per_address_covers_every_route_that_writes_or_computes(
     assert (await stack.truth(game_id)).status == "waiting"  # not started
     clock.advance(0.5)
     assert (await api.call("POST", f"/api/games/{game_id}/start", {}, token=host)).status == 200
+
+
+async def test_websocket_connections_and_frames_count_against_the_address(
+    make_stack: MakeStack,
+) -> None:
+    stack, clock = await limited(make_stack)
+    game_id, _, tokens = await stack.api.new_game("robbers", 2)
+    # One a second, bursts of 2: set once the game is made (making it takes more than that).
+    stack.server.app[GATEWAY].limits.address = Limit.per_second("address", "requests", 1)
+    path = f"/api/games/{game_id}/ws?token={tokens[0]}"
+    ws = await stack.client.ws_connect(path)  # 1 of a burst of 2
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.send_json({"type": "sync", "after": 0})  # 2
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.send_json({"type": "sync", "after": 0, "id": "s"})
+    refused = await answer_or_view(ws)
+    assert refused["status"] == 429 and refused["retry_after"] == 1, refused
+    with pytest.raises(aiohttp.WSServerHandshakeError) as caught:
+        await stack.client.ws_connect(path)
+    assert caught.value.status == 429
+    clock.advance(1)
+    await ws.send_json({"type": "sync", "after": 0})
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.close()
 
 
 async def test_syncs_and_re_auths_are_limited_per_socket(make_stack: MakeStack) -> None:
