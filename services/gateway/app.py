@@ -410,7 +410,7 @@ async def list_events(request: web.Request) -> web.Response:
 async def websocket(request: web.Request) -> web.StreamResponse:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    await gw.limits.at_address(request)  # a connection costs a load and a first push
+    address = await gw.limits.at_address(request)  # a connection costs a load and a first push
     await gw.load(game_id)
     _check_origin(request, gw.settings)
     role = await gw.viewer(request, game_id, required=False)
@@ -421,7 +421,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     watcher = Watcher(ws, game_id, _seat(role), after)
     watcher.token = _token(request) if role is not None else ""
     watcher.catch_up = after_text is not None
-    limits = SocketLimits(gw.limits, gw.limits.address_of(request))
+    limits = SocketLimits(gw.limits, address)
     gw.hub.add(watcher)
     gw.metrics.sockets.inc()
     try:

@@ -383,8 +383,8 @@ class Client:
     async def new_game(
         self, rules: str, seats: int, options: Json, seed: str | None = None
     ) -> tuple[str, list[str]]:
-        """Create, seat and start a game (no retries: creation and seating are not idempotent,
-        so tests set their games up before the faults begin)."""
+        """Create, seat and start a game (no retries: tests set their games up before the
+        faults begin; tests/faults/test_idempotency.py retries with an Idempotency-Key)."""
         body: Json = {"rules": rules, "seats": seats, "options": options}
         if seed is not None:
             body["seed"] = seed

@@ -122,7 +122,8 @@ async def test_a_late_sit_and_a_late_create_are_had_again_with_their_keys(
 
             status, late = await http.again("/api/games", other_game, "game-1")
             assert status == 201, late
-            ids = {m.decode() for m in await redis_client.smembers(Keys(deployment.prefix).games())}
+            members = await redis_client.smembers(Keys(deployment.prefix).games())
+            ids = {m.decode() if isinstance(m, bytes) else m for m in members}
             assert ids == {game_id, late["game_id"]}, "the late create made one game"
             late_id = late["game_id"]
             late_tokens = {}
