@@ -16,16 +16,19 @@ from typing import Any
 import structlog
 from aiohttp import WSMsgType, web
 from prometheus_client import Counter, Gauge, Histogram
+from redis.exceptions import RedisError
 
 from services.gateway import static_routes
 from services.gateway.answers import Answers
 from services.gateway.auth import HOST, Tokens
 from services.gateway.errors import ApiError, error, error_body, status_for
 from services.gateway.hub import Hub, Watcher, watcher_info
+from services.gateway.idempotency import HEADER as IDEMPOTENCY_HEADER
+from services.gateway.idempotency import Idempotency, request_key
 from services.gateway.lobby import PAGE, STATUSES, Lobby
 from services.gateway.openapi import openapi_document
 from services.gateway.outbox import CLOSE_SECONDS, Outbox
-from services.gateway.ratelimit import RateLimiter
+from services.gateway.ratelimit import Clock, Limits, SocketLimits
 from shared.core.commands import SEAT_COMMANDS
 from shared.core.events import event_from
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
@@ -75,7 +78,7 @@ class GatewayMetrics:
 class Gateway:
     """The state every handler shares (one per app)."""
 
-    def __init__(self, client: RedisClient, settings: Settings) -> None:
+    def __init__(self, client: RedisClient, settings: Settings, clock: Clock | None = None) -> None:
         # Concurrent requests' Redis calls share pipelines (blocking reads go straight through).
         client = self.client = autopipe(client)
         self.settings = settings
@@ -88,7 +91,9 @@ class Gateway:
         self.requester = Requester(self.bus, f"gateway-{uuid.uuid4().hex[:12]}")
         self.tokens = Tokens(client, self.keys)
         self.lobby = Lobby(client, self.keys, self.games)
-        self.limiter = RateLimiter(settings.rate_per_second)
+        # ``clock``: the limits' time (tests); None: Redis's own clock.
+        self.limits = Limits(client, settings, clock)
+        self.idempotency = Idempotency(client, self.keys, settings.idempotency_seconds)
         self.metrics = GatewayMetrics()
         # Hints, replays and exports: in worker processes, each within its budget, kept.
         self.answers = Answers(settings, self.metrics.registry)
@@ -120,13 +125,6 @@ class Gateway:
         if role is None:
             raise ApiError(401, "unauthorized", "this token is not a token of this game")
         return role
-
-    def limit(self, token: str) -> None:
-        """The per-token command rate (``rate_per_second``, bursts of twice that): a 429 when
-        a token sends commands faster. Reads are not limited (anyone may read a spectator
-        view without a token anyway)."""
-        if not self.limiter.allow(token):
-            raise ApiError(429, "rate_limited", "too many commands for this token; slow down")
 
     def view(self, loaded: Loaded, seat: int | None) -> dict[str, Any]:
         """A viewer's view with the chain head (its receipt)."""
@@ -300,6 +298,8 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
 
 async def create_game(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
+    address = await gw.limits.at_address(request, gw.limits.create)
+    key = request_key(request)
     body = await _json_body(request)
     unknown = set(body) - {"rules", "seats", "options", "seed"}
     if unknown:
@@ -319,17 +319,45 @@ async def create_game(request: web.Request) -> web.Response:
             bytes.fromhex(seed)
         except ValueError:
             raise ApiError(422, "bad_request", "'seed' must be hex") from None
-    game_id = "g" + secrets.token_hex(8)
-    host_token = await gw.tokens.issue(game_id, HOST)
     payload = {"rules": body["rules"], "seats": body["seats"], "options": body.get("options") or {}}
     if seed is not None:
         payload["seed"] = seed
-    answer = await gw.forward(CommandEntry(game_id, "create", "create", payload, at=time.time()))
+    # A retry with the same key names the same game (its create command is answered as it was).
+    game_id = await gw.idempotency.create(address, key, payload, "g" + secrets.token_hex(8))
+    entry = CommandEntry(game_id, "create", "create", payload, at=time.time())
+    answer = await _forward_keyed(gw, entry, key)
     if answer["status"] != "accepted":
         code = answer.get("code") or "bad_request"
         raise ApiError(status_for(code), code, answer.get("message") or code)
-    await gw.lobby.move(game_id, "waiting", time.time())
+    if not answer.get("duplicate"):
+        await gw.lobby.move(game_id, "waiting", time.time())
+    elif (await gw.load(game_id)).state.status in ("new", "waiting"):
+        await gw.lobby.move(game_id, "waiting")  # the first try's answer may never have come
+    host_token = await gw.tokens.issue(game_id, HOST)
     return web.json_response({"game_id": game_id, "host_token": host_token}, status=201)
+
+
+async def _forward_keyed(gw: Gateway, entry: CommandEntry, key: str) -> dict[str, Any]:
+    """``forward`` for a create or a sit: an answer that does not come (a timeout, Redis away)
+    names the request's idempotency key, so that the client can ask again for the same game or
+    seat (which the command may still get) instead of making another."""
+    message = f"send the request again with the header '{IDEMPOTENCY_HEADER}: {key}'"
+    try:
+        return await gw.forward(entry)
+    except ApiError as err:
+        if err.status_code != 504:
+            raise
+        raise ApiError(
+            504, "timeout", f"the referee did not answer in time; {message}", idempotency_key=key
+        ) from None
+    except (RedisError, ConnectionError):
+        gw.log.exception("forwarding failed", game=entry.game, kind=entry.kind)
+        raise ApiError(
+            500,
+            "internal",
+            f"the command may or may not have been sent; {message}",
+            idempotency_key=key,
+        ) from None
 
 
 async def list_games(request: web.Request) -> web.Response:
@@ -355,13 +383,18 @@ async def get_game(request: web.Request) -> web.Response:
 async def take_seat(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request, gw.limits.seat)
+    key = request_key(request)
     await gw.load(game_id)
     body = await _json_body(request)
     unknown = set(body) - {"name", "seed"}
     if unknown:
         raise ApiError(422, "bad_request", f"unknown fields {sorted(unknown)}")
-    entry = CommandEntry(game_id, "sit", f"sit:{uuid.uuid4().hex}", body, at=time.time())
-    answer = await gw.forward(entry)
+    # A retry with the same key sends the same command id: the referees answer it with the seat
+    # the first try got (or give the seat now, if the first try never arrived).
+    command_id = await gw.idempotency.sit(game_id, key, body, f"sit:{uuid.uuid4().hex}")
+    entry = CommandEntry(game_id, "sit", command_id, body, at=time.time())
+    answer = await _forward_keyed(gw, entry, key)
     if answer["status"] != "accepted":
         code = answer.get("code") or "bad_request"
         raise ApiError(status_for(code), code, answer.get("message") or code)
@@ -376,10 +409,12 @@ async def take_seat(request: web.Request) -> web.Response:
 async def start_game(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request)
     await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=True)
     if role != HOST:
         raise ApiError(403, "forbidden", "only the host token may start the game")
+    await gw.limits.token(_token(request))
     answer = await gw.forward(CommandEntry(game_id, "start", "start", at=time.time()))
     if answer["status"] != "accepted":
         code = answer.get("code") or "bad_request"
@@ -391,12 +426,13 @@ async def start_game(request: web.Request) -> web.Response:
 async def send_command(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request)
     await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=True)
     seat = _seat(role)
     if seat is None:
         raise ApiError(403, "forbidden", "the host token is not a seat; take a seat to play")
-    gw.limit(_token(request))
+    await gw.limits.token(_token(request))
     status, answer = await gw.submit(game_id, seat, await _json_body(request))
     return web.json_response(answer, status=status, dumps=jsontext.dumps)
 
@@ -404,6 +440,7 @@ async def send_command(request: web.Request) -> web.Response:
 async def list_events(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request, gw.limits.replay)
     loaded = await gw.load(game_id)
     seat = _seat(await gw.viewer(request, game_id, required=False))
     after = min(_whole_number(request.query.get("after", "0"), "after"), loaded.version)
@@ -416,6 +453,7 @@ async def list_events(request: web.Request) -> web.Response:
 async def websocket(request: web.Request) -> web.StreamResponse:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    address = await gw.limits.at_address(request)  # a connection costs a load and a first push
     await gw.load(game_id)
     _check_origin(request, gw.settings)
     role = await gw.viewer(request, game_id, required=False)
@@ -431,6 +469,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     watcher.catch_up = after_text is not None
     outbox.on_too_slow = lambda: gw.too_slow(watcher)
     outbox.start()
+    limits = SocketLimits(gw.limits, address)
     gw.hub.add(watcher)
     gw.metrics.sockets.inc()
     try:
@@ -440,7 +479,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
                 break
             if message.type != WSMsgType.TEXT:
                 continue
-            await _on_ws_message(gw, watcher, message.data)
+            await _on_ws_message(gw, watcher, message.data, limits)
     finally:
         gw.hub.remove(watcher)
         gw.metrics.sockets.dec()
@@ -448,7 +487,7 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     return ws
 
 
-async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
+async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: SocketLimits) -> None:
     """One message from a socket. Every answer goes through the socket's outbox: reading the
     socket never waits for its writing."""
     outbox = watcher.outbox
@@ -461,6 +500,9 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
         outbox.put(_error_frame("bad_json", "not a JSON object"))
         return
     if "token" in body and body.get("type") in (None, "auth"):
+        if refused := await limits.sync():
+            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            return
         role = await gw.tokens.role(watcher.game_id, str(body["token"]))
         if role is None:
             outbox.put(_error_frame("unauthorized", "unknown token"))
@@ -470,6 +512,9 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
         await gw.push(watcher, force=True, since=0)
         return
     if body.get("type") == "sync":
+        if refused := await limits.sync():
+            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            return
         after = body.get("after", 0)
         ok = isinstance(after, int) and not isinstance(after, bool) and after >= 0
         watcher.catch_up = True
@@ -480,9 +525,8 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str) -> None:
         answer = error_body("forbidden", "authenticate with a seat token to send commands")
         outbox.put(_answer(command_id, 403, answer))
         return
-    if not gw.limiter.allow(watcher.token):  # the same per-token limit as over HTTP
-        answer = error_body("rate_limited", "too many commands for this token; slow down")
-        outbox.put(_answer(command_id, 429, answer))
+    if refused := await limits.command(watcher.token):  # the same limits as over HTTP
+        outbox.put(jsontext.dumps(refused.frame(command_id)))
         return
     status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
     outbox.put(_answer(command_id, status, answer))
@@ -573,10 +617,13 @@ async def _going_away(app: web.Application) -> None:
     await app[GATEWAY].hub.close_sockets()
 
 
-def make_app(client: RedisClient, settings: Settings) -> web.Application:
-    """The gateway's aiohttp application over ``client``."""
+def make_app(
+    client: RedisClient, settings: Settings, *, clock: Clock | None = None
+) -> web.Application:
+    """The gateway's aiohttp application over ``client``; ``clock``: the rate limits' time
+    (seconds; tests move it), else Redis's own."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[errors_and_metrics])
-    gateway = Gateway(client, settings)
+    gateway = Gateway(client, settings, clock)
     app[GATEWAY] = gateway
     app.cleanup_ctx.append(_lifecycle)
     app.on_shutdown.append(_going_away)

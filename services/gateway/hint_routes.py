@@ -40,11 +40,13 @@ def _gateway(request: web.Request) -> Any:
 async def hint(request: web.Request) -> web.Response:
     gw = _gateway(request)
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request)
     loaded = await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=True)
     if role is None or not role.isdigit():
         raise ApiError(403, "forbidden", "hints are for seats: send a seat token")
     seat = int(role)
+    await gw.limits.seat_hint(game_id, seat)
     state = loaded.state
     if not state.rules.hints:
         raise ApiError(409, "hints_off", "hints are switched off for this game")

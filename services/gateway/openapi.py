@@ -23,6 +23,32 @@ def _errors(*statuses: int) -> dict[str, Any]:
     return {str(s): _answer("an error (see the codes)", ERROR) for s in statuses}
 
 
+def _limited() -> dict[str, Any]:
+    """The 429 of a route under the rate limits."""
+    answer = _answer("over a rate limit (rate_limited); nothing was done", ERROR)
+    answer["headers"] = {
+        "Retry-After": {
+            "description": "whole seconds (at least 1) until the request may pass",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    }
+    return {"429": answer}
+
+
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "1-64 printable ASCII characters (bare or quoted; a random UUID is best). "
+    "Sent again with the same key and body: the same game (a fresh host token) or the same seat "
+    "(a fresh seat token); the same key with another body is 422 idempotency_key_reused. A sit's "
+    "key counts within its game, a create's from the same client address; kept for "
+    "RUMMY_IDEMPOTENCY_SECONDS. Without one, a 504 (or 500) names the key the gateway picked "
+    "in 'idempotency_key': retry with it.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 64},
+}
+
+
 def openapi_document() -> dict[str, Any]:
     """The whole document."""
     game_id = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -50,6 +76,11 @@ def openapi_document() -> dict[str, Any]:
                             },
                         },
                         **RECEIPT,
+                        "idempotency_key": {
+                            "type": "string",
+                            "description": "a create or sit that timed out: retry with this "
+                            "Idempotency-Key",
+                        },
                     },
                 },
                 "View": {
@@ -97,6 +128,7 @@ def openapi_document() -> dict[str, Any]:
             "/api/games": {
                 "post": {
                     "summary": "Create a game",
+                    "parameters": [IDEMPOTENCY_KEY],
                     "requestBody": {
                         "content": {
                             "application/json": {
@@ -128,7 +160,8 @@ def openapi_document() -> dict[str, Any]:
                                 },
                             },
                         ),
-                        **_errors(400, 413, 422),
+                        **_errors(400, 413, 422, 500, 504),
+                        **_limited(),
                     },
                 },
                 "get": {
@@ -156,10 +189,11 @@ def openapi_document() -> dict[str, Any]:
             "/api/games/{game_id}/seats": {
                 "post": {
                     "summary": "Take the next free seat",
-                    "parameters": [game_id],
+                    "parameters": [game_id, IDEMPOTENCY_KEY],
                     "responses": {
                         "201": _answer("seated: seat number and its token"),
-                        **_errors(404, 409, 422),
+                        **_errors(404, 409, 422, 500, 504),
+                        **_limited(),
                     },
                 },
             },
@@ -171,6 +205,7 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {
                         "200": _answer("the spectator view", view),
                         **_errors(401, 403, 404, 409),
+                        **_limited(),
                     },
                 },
             },
@@ -192,7 +227,8 @@ def openapi_document() -> dict[str, Any]:
                                 "properties": {"accepted": {"const": True}, **RECEIPT},
                             },
                         ),
-                        **_errors(400, 401, 403, 404, 409, 413, 422, 429, 504),
+                        **_errors(400, 401, 403, 404, 409, 413, 422, 504),
+                        **_limited(),
                     },
                 },
             },
@@ -203,7 +239,11 @@ def openapi_document() -> dict[str, Any]:
                         game_id,
                         {"name": "after", "in": "query", "schema": {"type": "integer"}},
                     ],
-                    "responses": {"200": _answer("events, version and head"), **_errors(401, 404)},
+                    "responses": {
+                        "200": _answer("events, version and head"),
+                        **_errors(401, 404),
+                        **_limited(),
+                    },
                 },
             },
             "/api/games/{game_id}/ws": {
@@ -212,13 +252,17 @@ def openapi_document() -> dict[str, Any]:
                     "description": "Frames: view, events (with 'after', or after a sync "
                     "message), answer, error. A socket that lets its queue of frames fill up "
                     "(RUMMY_SOCKET_QUEUE) is closed with 4008 'too slow: reconnect with "
-                    "?after=<version>'; on shutdown with 1001 (going away).",
+                    "?after=<version>'; on shutdown with 1001 (going away). "
+                    "Each command frame is answered {type: answer, id, status, "
+                    "body}; a frame over a rate limit (commands per token, syncs and re-auths per "
+                    "socket, everything per address) is answered with status 429, the error body "
+                    "and retry_after (seconds).",
                     "parameters": [
                         game_id,
                         {"name": "token", "in": "query", "schema": {"type": "string"}},
                         {"name": "after", "in": "query", "schema": {"type": "integer"}},
                     ],
-                    "responses": {"101": _answer("switching protocols")},
+                    "responses": {"101": _answer("switching protocols"), **_limited()},
                 },
             },
             "/api/games/{game_id}/replay": {
@@ -240,6 +284,7 @@ def openapi_document() -> dict[str, Any]:
                             "solver_busy: every worker busy (see Retry-After)",
                             ERROR,
                         ),
+                        **_limited(),
                     },
                 },
             },
@@ -261,6 +306,7 @@ def openapi_document() -> dict[str, Any]:
                             "solver_busy: every worker busy (see Retry-After)",
                             ERROR,
                         ),
+                        **_limited(),
                     },
                 },
             },
@@ -287,6 +333,7 @@ def openapi_document() -> dict[str, Any]:
                             "solver_busy: every worker busy (see Retry-After)",
                             ERROR,
                         ),
+                        **_limited(),
                     },
                 },
             },

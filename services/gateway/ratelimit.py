@@ -1,32 +1,202 @@
-"""A token bucket per token: a steady rate with bursts of twice that, in process memory (each
-gateway limits what passes through it; with N gateways a token gets at most N times the rate)."""
+"""Rate limits that hold across every gateway: a bucket per limit and subject (a client address,
+a token, a seat, a socket) kept in Redis and checked by one small Lua script.
+
+The script is GCRA (the generic cell rate algorithm: a token bucket kept as one number, the
+time at which the bucket would be full again). A limit of ``rate`` requests a second with bursts
+of ``burst`` lets ``burst`` requests through at once, then one every ``1 / rate`` seconds. A
+refused request changes nothing; a bucket's key expires when it is full again, so idle clients
+leave nothing behind. Each bucket is one key of its own (no hash tag), so buckets spread over a
+Redis Cluster and every check touches one slot.
+
+Time: Redis's own clock (``TIME`` inside the script) unless a clock is injected (tests do).
+Every gateway then reads one clock per bucket (its key lives on one node): with host clocks, a
+gateway running ahead of the others would let a client through early and one running behind
+would hold it back.
+
+Our own module rather than a library: the ones that keep buckets in Redis open their own
+connection from a URL (not our client: the embedded stand-in, the auto-pipeline, a cluster
+client), name keys their own way, and take the time from the host with no clock to inject;
+the whole algorithm here is a dozen lines of Lua.
+"""
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict
+import math
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-MAX_BUCKETS = 200_000
+from aiohttp import web
+
+from services.gateway.auth import token_hash
+from services.gateway.client_address import client_address, trusted_networks
+from services.gateway.errors import ApiError, error_body
+from shared.infra.keys import Keys
+from shared.infra.settings import Settings
+
+# KEYS[1]: the bucket (when it is full again, in µs). ARGV[1]: µs per request; ARGV[2]: µs of
+# burst (requests at once x µs per request); ARGV[3]: now in µs, or -1 for Redis's clock.
+# Returns 0 if the request passes (and counts), else the µs until one would.
+SCRIPT = """
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if now < 0 then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+local full_at = tonumber(redis.call('GET', KEYS[1]) or now)
+if full_at < now then
+  full_at = now
+end
+local wait = full_at + interval - burst - now
+if wait > 0 then
+  return math.ceil(wait)
+end
+full_at = full_at + interval
+local ttl = math.max(1, math.ceil((full_at - now) / 1000))
+redis.call('SET', KEYS[1], string.format('%.0f', full_at), 'PX', ttl)
+return 0
+"""
+
+Clock = Callable[[], float]
 
 
-class RateLimiter:
-    """``allow(key)`` says whether one more request for ``key`` may pass now."""
+@dataclass(frozen=True)
+class Limit:
+    """One limit: ``rate`` requests a second (0: off) with bursts of ``burst``."""
 
-    def __init__(self, per_second: float, burst: float | None = None) -> None:
-        self.rate = per_second
-        self.burst = burst if burst is not None else max(per_second * 2, 1.0)
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+    name: str  # its key part
+    what: str  # what a refusal says is too many
+    rate: float
+    burst: float
 
-    def allow(self, key: str, now: float | None = None) -> bool:
-        """Take one token from ``key``'s bucket if there is one."""
-        if self.rate <= 0:
-            return True
-        now = time.monotonic() if now is None else now
-        level, last = self._buckets.get(key, (self.burst, now))
-        level = min(self.burst, level + (now - last) * self.rate)
-        allowed = level >= 1.0
-        self._buckets[key] = (level - 1.0 if allowed else level, now)
-        self._buckets.move_to_end(key)
-        while len(self._buckets) > MAX_BUCKETS:
-            self._buckets.popitem(last=False)
-        return allowed
+    @classmethod
+    def per_second(cls, name: str, what: str, rate: float) -> Limit:
+        """``rate`` a second, bursts of twice that."""
+        return cls(name, what, rate, max(2.0 * rate, 1.0))
+
+    @classmethod
+    def per_minute(cls, name: str, what: str, count: float) -> Limit:
+        """``count`` a minute, bursts of a minute's worth."""
+        return cls(name, what, count / 60.0, max(count, 1.0))
+
+
+class RateLimited(ApiError):
+    """A 429 with ``Retry-After`` (whole seconds, at least 1)."""
+
+    def __init__(self, limit: Limit, seconds: int) -> None:
+        message = f"too many {limit.what}; retry in {seconds} s"
+        super().__init__(429, "rate_limited", message)
+        self.headers["Retry-After"] = str(seconds)
+        self.retry_after = seconds
+        self.error = error_body("rate_limited", message)
+
+    def frame(self, frame_id: Any) -> dict[str, Any]:
+        """The WebSocket answer frame of a refused frame."""
+        return {
+            "type": "answer",
+            "id": frame_id,
+            "status": 429,
+            "body": self.error,
+            "retry_after": self.retry_after,
+        }
+
+
+class Limits:
+    """Every limit of the gateway (from the settings) and their checks."""
+
+    def __init__(self, client: Any, settings: Settings, clock: Clock | None = None) -> None:
+        self.keys = Keys(settings.prefix)
+        self.clock = clock
+        self.trusted = trusted_networks(settings.trusted_proxies)
+        self._script = client.register_script(SCRIPT)
+        s = settings
+        self.address = Limit.per_second(
+            "address", "requests from this address", s.limit_address_per_second
+        )
+        self.command = Limit.per_second("command", "commands for this token", s.rate_per_second)
+        self.create = Limit.per_minute(
+            "create", "games created from this address", s.limit_create_per_minute
+        )
+        self.seat = Limit.per_minute(
+            "seat", "seats taken from this address", s.limit_seat_per_minute
+        )
+        self.hint = Limit.per_minute("hint", "hints for this seat", s.limit_hint_per_minute)
+        self.replay = Limit.per_minute(
+            "replay",
+            "replays, exports and event pages from this address",
+            s.limit_replay_per_minute,
+        )
+        self.sync = Limit.per_minute(
+            "sync", "syncs and re-authentications on this socket", s.limit_sync_per_minute
+        )
+
+    async def wait(self, limit: Limit, subject: str) -> int:
+        """0 if ``subject`` may pass ``limit`` now (and this request counts), else the whole
+        seconds (at least 1) until it may."""
+        if limit.rate <= 0:
+            return 0
+        interval = 1e6 / limit.rate
+        now = -1 if self.clock is None else round(self.clock() * 1e6)
+        key = self.keys.limit(limit.name, subject)
+        waited = int(await self._script(keys=[key], args=[interval, limit.burst * interval, now]))
+        return 0 if waited <= 0 else max(1, math.ceil(waited / 1e6))
+
+    async def refusal(self, *checks: tuple[Limit, str]) -> RateLimited | None:
+        """The refusal of the first of ``checks`` (limit, subject) that does not pass, in
+        order (those before it count this request), or None if all pass."""
+        for limit, subject in checks:
+            seconds = await self.wait(limit, subject)
+            if seconds:
+                return RateLimited(limit, seconds)
+        return None
+
+    async def check(self, limit: Limit, subject: str) -> None:
+        """Pass, or raise ``RateLimited``."""
+        refused = await self.refusal((limit, subject))
+        if refused is not None:
+            raise refused
+
+    def address_of(self, request: web.BaseRequest) -> str:
+        """The client address the request counts under."""
+        return client_address(request, self.trusted)
+
+    async def at_address(self, request: web.BaseRequest, route: Limit | None = None) -> str:
+        """The per-address limit every writing or computing route shares, then the route's own
+        per-address limit (if any); returns the address."""
+        address = self.address_of(request)
+        await self.check(self.address, address)
+        if route is not None:
+            await self.check(route, address)
+        return address
+
+    async def token(self, token: str) -> None:
+        """The per-token command limit (commands, and the host's start)."""
+        await self.check(self.command, token_hash(token)[:32])
+
+    async def seat_hint(self, game_id: str, seat: int) -> None:
+        """The per-seat hint limit."""
+        await self.check(self.hint, f"{game_id}:{seat}")
+
+
+@dataclass
+class SocketLimits:
+    """The limits of one WebSocket: its client's address (read when it connected), the token
+    it sends commands with, and the socket itself for syncs and re-authentications."""
+
+    limits: Limits
+    address: str
+    socket: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    async def sync(self) -> RateLimited | None:
+        """None if a sync or re-auth frame may pass, else its refusal."""
+        limits = self.limits
+        return await limits.refusal((limits.address, self.address), (limits.sync, self.socket))
+
+    async def command(self, token: str) -> RateLimited | None:
+        """None if a command frame may pass, else its refusal."""
+        limits = self.limits
+        subject = token_hash(token)[:32]
+        return await limits.refusal((limits.address, self.address), (limits.command, subject))

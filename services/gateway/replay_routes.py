@@ -67,6 +67,7 @@ async def replay_turn(request: web.Request) -> web.Response:
 
     gw = _gateway(request)
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request, gw.limits.replay)
     turn, version = _number(request, "turn"), _number(request, "version")
     if (turn is None) == (version is None):
         raise ApiError(422, "bad_request", "give either ?turn=N or ?version=V")
@@ -90,6 +91,7 @@ async def export_game(request: web.Request) -> web.Response:
 
     gw = _gateway(request)
     game_id = request.match_info["game_id"]
+    await gw.limits.at_address(request, gw.limits.replay)
     loaded = await gw.load(game_id)
     operator = is_operator(request, gw.settings.operator_token)
     if loaded.state.status != "finished" and not operator:

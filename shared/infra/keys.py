@@ -40,6 +40,13 @@ def awaiting_member(game_id: str, round_number: int) -> str:
     return f"{game_id}|{round_number}"
 
 
+def _untagged(part: str) -> str:
+    """``part`` if it cannot move the key's hash slot (no braces), else ``ValueError``."""
+    if not part or "{" in part or "}" in part:
+        raise ValueError(f"a key part may not be empty or contain braces, got {part!r}")
+    return part
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """The key templates under one prefix."""
@@ -127,6 +134,22 @@ class Keys:
     def lobby(self, status: str) -> str:
         """Sorted set of game ids by creation time, one per lobby status."""
         return f"{self.prefix}lobby:{status}"
+
+    # --- the public edge's bounds: single keys, each on a slot of its own ---------------------
+
+    def limit(self, name: str, subject: str) -> str:
+        """One rate-limit bucket: limit ``name`` for ``subject`` (an address, a token's hash, a
+        seat, a socket). One key per bucket, without a hash tag: buckets spread over a cluster."""
+        return f"{self.prefix}limit:{name}:{_untagged(subject)}"
+
+    def idempotency(self, scope: str, digest: str) -> str:
+        """What an ``Idempotency-Key`` of a game creation is bound to (``digest``: a hash of the
+        key and its scope, never the key itself)."""
+        return f"{self.prefix}idem:{scope}:{_untagged(digest)}"
+
+    def seat_idempotency(self, game_id: str, digest: str) -> str:
+        """What an ``Idempotency-Key`` of a sit in ``game_id`` is bound to (on the game's slot)."""
+        return self.game(game_id, f"idem:{_untagged(digest)}")
 
     # --- the scoring projections across games: one hash tag so one script updates them -----
 

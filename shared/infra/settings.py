@@ -5,6 +5,8 @@ A bad value is refused at start-up with a message naming the variable and what i
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 import socket
 from collections.abc import Mapping
@@ -40,6 +42,8 @@ class Settings:
     command_timeout: float = 10.0  # gateway: seconds to wait for the referee's answer
     # The public edge's bounds: every route that writes or computes is limited per client
     # address (and per token or seat where it has one), in Redis so limits hold across gateways.
+    # 0 turns a limit off; per-second limits allow bursts of twice the rate, per-minute ones a
+    # minute's worth.
     limit_address_per_second: float = 100.0  # gateway: writes and computations per address
     limit_create_per_minute: float = 30.0  # gateway: games created per client address
     limit_seat_per_minute: float = 60.0  # gateway: seats taken per client address
@@ -121,6 +125,18 @@ class Settings:
         self.gc_thresholds()
         if self.solver not in SOLVERS:
             raise SettingsError(f"RUMMY_SOLVER is {self.solver!r}; allowed: {_or(SOLVERS)}")
+        for name in RATES:
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise SettingsError(f"RUMMY_{name.upper()} must be 0 (off) or a positive number")
+        for entry in filter(None, (part.strip() for part in self.trusted_proxies.split(","))):
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise SettingsError(
+                    f"RUMMY_TRUSTED_PROXIES: {entry!r} is not an IP address or CIDR"
+                    " (comma-separated, e.g. 10.0.0.0/8,192.168.1.7)"
+                ) from None
 
     def gc_thresholds(self) -> tuple[int, int, int] | None:
         """``RUMMY_GC`` as the cyclic collector's three thresholds; None: Python's own."""
@@ -150,6 +166,17 @@ SOLVERS = {
 def _or(choices: Mapping[str, str]) -> str:
     return " or ".join(f"{name!r} ({meaning})" for name, meaning in choices.items())
 
+
+RATES = (
+    "rate_per_second",
+    "limit_address_per_second",
+    "limit_create_per_minute",
+    "limit_seat_per_minute",
+    "limit_hint_per_minute",
+    "limit_replay_per_minute",
+    "limit_sync_per_minute",
+)
+"""The gateway's rate limits: each 0 (off) or positive."""
 
 ENV_NAMES = frozenset(
     "REDIS_URL" if f.name == "redis_url" else f"RUMMY_{f.name.upper()}" for f in fields(Settings)

@@ -200,6 +200,12 @@ def main() -> None:
         **os.environ,
         "RUMMY_LOG_LEVEL": "warning",
         "RUMMY_RATE_PER_SECOND": "0",
+        # Hundreds of games from one address: no limits per address either.
+        "RUMMY_LIMIT_ADDRESS_PER_SECOND": "0",
+        "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
+        "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
+        "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+        "RUMMY_LIMIT_SYNC_PER_MINUTE": "0",
         "PYTHONPATH": str(ROOT),
     }
     print(HEADER, RULE, sep="\n", flush=True)

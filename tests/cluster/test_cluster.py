@@ -89,6 +89,12 @@ class Stack:
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "RUMMY_COMMAND_TIMEOUT": "10",
             "RUMMY_RATE_PER_SECOND": "1000",
+            # Every game from one address: no limits per address (the limits' script and keys
+            # still run on the cluster: per token).
+            "RUMMY_LIMIT_ADDRESS_PER_SECOND": "0",
+            "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
+            "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
+            "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
             "PYTHONUNBUFFERED": "1",
         }
         log = self.tmp / f"{name}.log"
@@ -474,6 +480,36 @@ async def test_a_script_across_slots_fails_clearly(cluster: Cluster) -> None:
         timeout=10,
     )
     assert "CROSSSLOT" in said.stdout + said.stderr, said
+
+
+async def test_rate_limits_and_idempotency_keys_work_on_every_node(cluster: Cluster) -> None:
+    """Each bucket is one key of its own: buckets of many subjects spread over the masters and
+    each check runs on its key's node, on that node's clock (Redis TIME)."""
+    from services.gateway.idempotency import Idempotency
+    from services.gateway.ratelimit import Limits
+
+    prefix = f"rl{uuid.uuid4().hex[:6]}:"
+    settings = Settings(
+        redis_url=cluster.url, redis_cluster=True, prefix=prefix, limit_hint_per_minute=2
+    )
+    keys = Keys(prefix)
+    client = connect(settings)
+    try:
+        limits = Limits(client, settings)
+        subjects = [f"g{n}:0" for n in range(30)]
+        owners = cluster.slot_owners()
+        nodes = {owners[cluster.keyslot(keys.limit("hint", s))] for s in subjects}
+        assert len(nodes) == 3, nodes
+        for subject in subjects:
+            assert [await limits.wait(limits.hint, subject) for _ in range(2)] == [0, 0]
+            assert await limits.wait(limits.hint, subject) >= 1
+        bindings = Idempotency(client, keys, 60)
+        assert await bindings.create("192.0.2.1", "k", {"a": 1}, "g1") == "g1"
+        assert await bindings.create("192.0.2.1", "k", {"a": 1}, "g2") == "g1"
+        assert await bindings.sit("g1", "k", {"name": "x"}, "sit:1") == "sit:1"
+        assert await bindings.sit("g1", "k", {"name": "x"}, "sit:2") == "sit:1"
+    finally:
+        await client.aclose()
 
 
 def metric_total(text: str, name: str) -> float:

@@ -44,6 +44,12 @@ from tests.gateway.api import command_body
 from tests.ports import spare_port
 
 ROOT = Path(__file__).resolve().parents[2]
+NO_ADDRESS_LIMITS = {
+    "RUMMY_LIMIT_ADDRESS_PER_SECOND": "0",
+    "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
+    "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
+    "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+}
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 20.0
 Json = dict[str, Any]
@@ -218,6 +224,8 @@ class Deployment:
             "RUMMY_ALLOW_SEEDED_GAMES": "true",
             "RUMMY_LOG_LEVEL": "info",
             "PYTHONUNBUFFERED": "1",
+            # The players of a test all come from 127.0.0.1: no limits per client address.
+            **NO_ADDRESS_LIMITS,
             **self.settings,
             **extra,
         }
@@ -375,8 +383,8 @@ class Client:
     async def new_game(
         self, rules: str, seats: int, options: Json, seed: str | None = None
     ) -> tuple[str, list[str]]:
-        """Create, seat and start a game (no retries: creation and seating are not idempotent,
-        so tests set their games up before the faults begin)."""
+        """Create, seat and start a game (no retries: tests set their games up before the
+        faults begin; tests/faults/test_idempotency.py retries with an Idempotency-Key)."""
         body: Json = {"rules": rules, "seats": seats, "options": options}
         if seed is not None:
             body["seed"] = seed

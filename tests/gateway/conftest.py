@@ -35,6 +35,20 @@ class Clock:
         return time.time() + self.offset
 
 
+class LimitClock:
+    """The rate limits' clock in a test: still until the test moves it (so a test counts what
+    passes a limit, never how fast the machine sends)."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @dataclass
 class Stack:
     """One running gateway + referee + scoring, and what a test needs to look behind the API."""
@@ -83,16 +97,24 @@ MakeStack = Callable[..., Awaitable[Stack]]
 
 @pytest.fixture
 async def make_stack() -> AsyncIterator[MakeStack]:
-    """``await make_stack(**settings)``: a fresh stack with those Settings; stopped at the end."""
+    """``await make_stack(**settings)``: a fresh stack with those Settings; stopped at the end.
+    ``limit_clock``: the rate limits' clock (default: Redis's own)."""
     stacks: list[Stack] = []
 
-    async def make(**overrides: Any) -> Stack:
+    async def make(limit_clock: LimitClock | None = None, **overrides: Any) -> Stack:
         redis = fakeredis.aioredis.FakeRedis(server=fakeredis.FakeServer())
         values: dict[str, Any] = {
             "prefix": f"gw{uuid.uuid4().hex[:8]}:",
             "partitions": 2,
             "claim_idle_ms": 300,  # (scoring's feed reads block this long: quick teardowns)
             "lease_ms": 600,  # a stopped referee's partitions pass on quickly
+            # Every test's requests come from one address, as fast as the machine goes: the
+            # limits per address are off (the limit tests turn them on, with a clock). Those per
+            # token, seat and socket keep their defaults.
+            "limit_address_per_second": 0,
+            "limit_create_per_minute": 0,
+            "limit_seat_per_minute": 0,
+            "limit_replay_per_minute": 0,
         }
         settings = Settings(**(values | overrides))
         clock = Clock()
@@ -100,7 +122,7 @@ async def make_stack() -> AsyncIterator[MakeStack]:
         scoring = Scoring(redis, settings)
         tasks = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
         # A short shutdown timeout: a handler left running at shutdown fails the test quickly.
-        server = TestServer(make_app(redis, settings), shutdown_timeout=3)
+        server = TestServer(make_app(redis, settings, clock=limit_clock), shutdown_timeout=3)
         client: TestClient[Any, Any] = TestClient(server)
         await client.start_server()
         stack = Stack(Api(client), client, server, redis, settings, referee, scoring, tasks, clock)

@@ -18,7 +18,7 @@ from shared.core.events import CommandRejected, RoundDealt
 from shared.infra.gamelog import fold_stored
 from shared.infra.store.redis import RedisEventStore
 from tests.gateway.api import Json, check_error, new_id
-from tests.gateway.conftest import MakeStack, Stack
+from tests.gateway.conftest import LimitClock, MakeStack, Stack
 
 SEED = "00112233445566778899aabbccddeeff"
 
@@ -383,18 +383,22 @@ async def test_a_seeded_game_deals_what_its_seed_says(make_stack: MakeStack) -> 
 async def test_a_token_over_its_command_rate_is_a_429_that_changes_nothing(
     make_stack: MakeStack,
 ) -> None:
-    stack = await make_stack(rate_per_second=4)  # bursts of 8
+    clock = LimitClock()  # still: exactly the burst passes, then nothing until it moves
+    stack = await make_stack(rate_per_second=4, limit_clock=clock)  # bursts of 8
     api = stack.api
     game_id, _, tokens = await started(stack)
     seat = turn_of(await api.view(game_id))
     idle = tokens[1 - seat]  # not its turn: each command is a 409 that changes nothing
     count = await stack.event_count(game_id)
-    statuses: list[int] = []
-    while not statuses or (statuses[-1] != 429 and len(statuses) < 50):
-        reply = await api.command(game_id, idle, {"id": new_id(), "type": "draw"})
-        statuses.append(reply.status)
-    assert 6 <= statuses.count(409) <= 9 and statuses[-1] == 429, statuses
+    statuses = [
+        (await api.command(game_id, idle, {"id": new_id(), "type": "draw"})).status
+        for _ in range(8)
+    ]
+    assert statuses == [409] * 8, statuses
+    reply = await api.command(game_id, idle, {"id": new_id(), "type": "draw"})
+    assert reply.status == 429, reply
     check_error(reply.body, "rate_limited")
+    assert reply.headers["Retry-After"] == "1", reply.headers
     assert await stack.event_count(game_id) == count
     # Reads are not limited; other tokens are not held back; the token recovers with time.
     for _ in range(20):
@@ -402,9 +406,10 @@ async def test_a_token_over_its_command_rate_is_a_429_that_changes_nothing(
     reply = await api.command(game_id, tokens[seat], {"id": new_id(), "type": "draw"})
     assert reply.status == 200 and reply.body["accepted"] is True
     assert (await api.command(game_id, idle, {"id": new_id(), "type": "draw"})).status == 429
-    await asyncio.sleep(0.3)
+    clock.advance(0.25)  # one command's worth at 4 a second
     reply = await api.command(game_id, idle, {"id": new_id(), "type": "draw"})
     assert reply.status == 200 and reply.body["accepted"] is True
+    assert (await api.command(game_id, idle, {"id": new_id(), "type": "draw"})).status == 429
 
 
 # --- the lobby -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from services.gateway.app import GATEWAY
 from tests.gateway.api import Json, check_error, new_id
-from tests.gateway.conftest import MakeStack, Stack
+from tests.gateway.conftest import LimitClock, MakeStack, Stack
 
 WAIT = 5.0
 
@@ -209,23 +209,34 @@ async def test_shutdown_closes_sockets_with_going_away(make_stack: MakeStack) ->
 
 
 async def test_commands_over_a_socket_count_against_the_token_rate(make_stack: MakeStack) -> None:
-    stack = await make_stack(rate_per_second=2)  # bursts of 4
+    clock = LimitClock()
+    stack = await make_stack(rate_per_second=2, limit_clock=clock)  # bursts of 4
     game_id, _, tokens = await stack.api.new_game("robbers", 2)
     ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[0]}")
     await receive(ws)
     count = await stack.event_count(game_id)
-    for n in range(8):
-        await ws.send_json({"id": f"c{n}", "type": "pass"})  # refused by the rules, if let by
-    statuses: dict[str, int] = {}
-    while len(statuses) < 8:
-        doc = await receive(ws)
-        if doc["type"] == "answer":
-            statuses[doc["id"]] = doc["status"]
-            if doc["status"] == 429:
-                check_error(doc["body"], "rate_limited")
-    assert 1 <= list(statuses.values()).count(429) <= 5, statuses
-    assert all(s in (409, 422, 429) for s in statuses.values()), statuses
+
+    async def answers(ids: list[str]) -> dict[str, Json]:
+        for frame_id in ids:
+            await ws.send_json({"id": frame_id, "type": "pass"})  # refused by the rules, if let by
+        got: dict[str, Json] = {}
+        while len(got) < len(ids):
+            doc = await receive(ws)
+            if doc["type"] == "answer":
+                got[doc["id"]] = doc
+        return got
+
+    got = await answers([f"c{n}" for n in range(6)])
+    refused = sorted(i for i, doc in got.items() if doc["status"] == 429)
+    assert refused == ["c4", "c5"], got  # the burst of 4 passes, in order
+    assert all(got[f"c{n}"]["status"] in (409, 422) for n in range(4)), got
+    for frame_id in refused:
+        check_error(got[frame_id]["body"], "rate_limited")
+        assert got[frame_id]["retry_after"] == 1, got[frame_id]
     assert await stack.event_count(game_id) == count
+    clock.advance(0.5)  # one more command's worth
+    got = await answers(["d0", "d1"])
+    assert got["d0"]["status"] in (409, 422) and got["d1"]["status"] == 429, got
     await ws.close()
 
 

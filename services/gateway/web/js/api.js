@@ -17,8 +17,9 @@ export function newId() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-async function call(method, path, { token, body } = {}) {
+async function call(method, path, { token, body, key } = {}) {
   const headers = { Accept: "application/json" };
+  if (key) headers["Idempotency-Key"] = key;
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
@@ -53,13 +54,27 @@ async function call(method, path, { token, body } = {}) {
 
 const game = (id) => `/api/games/${encodeURIComponent(id)}`;
 
+/** A create or a sit, sent again once with the same Idempotency-Key when the answer is lost:
+ * the retry gets the same game or seat (with a fresh token), never a second one. */
+async function once(path, body) {
+  const key = newId();
+  try {
+    return await call("POST", path, { body, key });
+  } catch (err) {
+    if (err instanceof ApiError && (err.status === 0 || err.code === "timeout")) {
+      return call("POST", path, { body, key });
+    }
+    throw err;
+  }
+}
+
 export const api = {
   rules: () => call("GET", "/api/rules"),
   games: (status, limit = 50) =>
     call("GET", `/api/games?status=${encodeURIComponent(status)}&limit=${limit}`),
-  create: (body) => call("POST", "/api/games", { body }),
+  create: (body) => once("/api/games", body),
   view: (id, token) => call("GET", game(id), { token }),
-  sit: (id, name, seed) => call("POST", `${game(id)}/seats`, { body: seed ? { name, seed } : { name } }),
+  sit: (id, name, seed) => once(`${game(id)}/seats`, seed ? { name, seed } : { name }),
   start: (id, hostToken) => call("POST", `${game(id)}/start`, { token: hostToken }),
   events: (id, token, after = 0) => call("GET", `${game(id)}/events?after=${after}`, { token }),
   replay: (id, token, turn) => call("GET", `${game(id)}/replay?turn=${turn}`, { token }),
