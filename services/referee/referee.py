@@ -110,7 +110,15 @@ class Effects:
     async def apply(self) -> None:
         """Send the writes; if every one is in, the settles. Raises ``WritesRefused`` (and
         sends no settle) if any write was refused."""
+        await self.write()
+        await self.settle()
+
+    async def write(self) -> None:
+        """Send the writes; raises ``WritesRefused`` if any was refused."""
         refused("side effects", await self.writes.execute(raise_on_error=False))
+
+    async def settle(self) -> None:
+        """Send the settles (after ``write`` succeeded)."""
         await self.settles.execute()
 
 
@@ -512,9 +520,10 @@ class Referee:
             if isinstance(decision, Rejection):
                 if attempt == 0:
                     continue  # the cache may lag a write by another process: decide afresh
-                if decision.code == "timer_not_expired":
+                if decision.code in ("timer_not_expired", "stale_timeout"):
                     # Fired early (a Redis clock that moved back): keep the deadline, it fires
-                    # again.
+                    # again. Or fired for a turn that is over: make sure the turn in play has
+                    # its own (should a failure have kept it from being written).
                     self._timer(effects, entry.game, loaded)
                 return await self._refuse(entry, loaded, decision, effects)
             actor = f"seat:{entry.seat}" if entry.seat is not None else entry.kind
@@ -702,9 +711,10 @@ class Referee:
                 "duplicate": False,
             }
             pipe.xadd(reply, {b"c": _json(answer)}, maxlen=REPLY_MAXLEN, approximate=True)
-        await effects.apply()
+        await effects.write()
         self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
         self.log.warning("dead letter", stream=stream, entry=_text(entry_id), reason=reason)
+        await effects.settle()
 
     async def update_stream_gauges(self) -> None:
         """Pending and lag per partition, for /metrics."""

@@ -105,8 +105,13 @@ async def test_a_turn_that_ends_in_time_takes_its_deadline_with_it(stack: Stack)
         entry = CommandEntry(game_id, "seat", f"{seat}:{uuid.uuid4().hex}", {"type": "draw"}, seat)
         answer = await stack.requester.request(entry, 10)
         assert answer["status"] == "accepted", answer
-    # Only the turn in play has a deadline left: the ended ones were removed with their end.
-    left = {m.decode() for m in await stack.client.zrange(timers, 0, -1)}
-    assert left & set(members) == set()
+    # Only the turn in play has a deadline left: the ended ones were removed with their end
+    # (once the command's other side effects, its answer among them, were written).
+
+    async def ended_removed() -> set[str] | None:
+        left = {m.decode() for m in await stack.client.zrange(timers, 0, -1)}
+        return left if not left & set(members) else None
+
+    left = await stack.until(ended_removed)
     state = (await stack.games.load(game_id, fresh=True)).state
     assert state.turn is not None and f"{game_id}|{state.turn.number}" in left
