@@ -87,6 +87,7 @@ async def test_a_referee_whose_host_clock_runs_ahead_takes_redis_time_for_deadli
     # Its "now" is Redis's, as an unskewed referee's: the deadline has not passed for either.
     right = stack.start_referee("referee-right", clock=time.time)
     await right.clock.sync()
+    assert ahead.clock.error is not None and right.clock.error is not None
     assert abs(ahead.clock() - right.clock()) <= ahead.clock.error + right.clock.error + 0.05
     partition = partition_of(game_id, stack.settings.partitions)
     assert await ahead.fire_timers(partition) == 0, "a 40 s fast host fired a 5 s deadline"
@@ -101,4 +102,4 @@ async def _holds_all(stack: Stack, referee: Any) -> bool:
 
 async def _redis_time(stack: Stack) -> float:
     seconds, micros = await stack.client.time()
-    return float(seconds) + micros / 1_000_000
+    return float(seconds) + float(micros) / 1_000_000
