@@ -66,6 +66,8 @@ class RedisClock:
     async def _read(self) -> tuple[int, int]:
         client = raw_client(self.client)
         if isinstance(client, RedisCluster):
+            if not client.get_primaries():
+                await client.initialize()  # (it learns the nodes on its first command)
             node = min(client.get_primaries(), key=lambda n: n.name)
             reply = await client.time(target_nodes=node)
         else:
