@@ -4,8 +4,17 @@ appends the events, and only then acknowledges.
 - Several referees share one consumer group; concurrent commands for one game resolve through
   the expected version (reload and decide again on a conflict; never a double apply).
 - A retried command id returns the original outcome (looked up before deciding).
+- A command is acknowledged last, only once every side effect of it is written (the news, the
+  awaiting-scores note, the turn's deadline, the answer): Redis out of memory refuses those
+  writes but not the ``XACK``, and a command nobody sends again (a timeout, scoring's
+  ``continue``) acknowledged without them would leave a turn without its timer or a round
+  unscored. Unacknowledged, it is claimed again; the append answers its command id as a
+  repeat, and the repeat writes every side effect again.
 - A crashed peer's pending commands are claimed after ``claim_idle_ms``; an entry delivered
-  ``max_deliveries`` times without success goes to the dead-letter stream.
+  ``max_deliveries`` times without success goes to the dead-letter stream. A delivery that failed
+  for Redis's reasons (out of memory, unreachable) is not counted (``shared/infra/transient.py``).
+- Time is Redis's (``shared/infra/clock.py``), never the host's: decisions' ``now``, the turn
+  deadlines and their firing agree whichever referee handles them.
 - Turn deadlines live in Redis (sorted sets per partition), so a timer survives a restart; the
   ``timeout:<turn>`` command id makes it fire once even if two referees race for it.
 - Every append is announced on the feed, which gateways and the scoring service follow.
@@ -38,7 +47,7 @@ from shared.core.commands import (
     sit_command,
 )
 from shared.core.decide import decide
-from shared.core.events import CommandRejected, Event, PlayerSeated, event_from
+from shared.core.events import CommandRejected, Event, PlayerSeated, RoundEnded, event_from
 from shared.core.shuffle import commitment
 from shared.infra import jsontext
 from shared.infra.autopipe import autopipe
@@ -55,13 +64,15 @@ from shared.infra.bus import (
     stream_batches,
 )
 from shared.infra.client import RedisClient
-from shared.infra.gamelog import GameLog, Loaded
+from shared.infra.clock import RedisClock
+from shared.infra.gamelog import GameLog, Loaded, fold_stored
 from shared.infra.keys import Keys, awaiting_member
 from shared.infra.leases import PartitionLeases
 from shared.infra.observability import service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult, VersionConflict
 from shared.infra.store.redis import RedisEventStore
+from shared.infra.transient import forgive, refused, transient
 
 MAX_CONFLICTS = 10
 TIMER_RETRY = 5.0  # seconds after which a fired deadline fires again if nothing handled it
@@ -83,6 +94,33 @@ class Outcome:
 
     def to_json(self, rid: str, game: str) -> dict[str, Any]:
         return {"rid": rid, "game": game, **self.__dict__}
+
+
+class Effects:
+    """What handling one command leaves to write, in two steps. ``writes``: what Redis may
+    refuse (out of memory refuses every write that adds data): the news, the awaiting-scores
+    note, the turn's deadline, the answer. ``settles``: removals (an ended turn's deadline, a
+    fired timer, a failed create's seed) and the acknowledgement, sent only once every write is
+    in, so that an entry whose side effects are not all written stays pending and is handled
+    again (and a timer it would remove still fires)."""
+
+    def __init__(self, client: Any) -> None:
+        self.writes = client.pipeline(transaction=False)
+        self.settles = client.pipeline(transaction=False)
+
+    async def apply(self) -> None:
+        """Send the writes; if every one is in, the settles. Raises ``WritesRefused`` (and
+        sends no settle) if any write was refused."""
+        await self.write()
+        await self.settle()
+
+    async def write(self) -> None:
+        """Send the writes; raises ``WritesRefused`` if any was refused."""
+        refused("side effects", await self.writes.execute(raise_on_error=False))
+
+    async def settle(self) -> None:
+        """Send the settles (after ``write`` succeeded)."""
+        await self.settles.execute()
 
 
 class RefereeMetrics:
@@ -144,12 +182,17 @@ class Referee:
     """One referee process's work (run several for throughput and failover)."""
 
     def __init__(
-        self, client: RedisClient, settings: Settings, clock: Callable[[], float] = time.time
+        self,
+        client: RedisClient,
+        settings: Settings,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # Concurrent commands' Redis calls share pipelines (blocking reads go straight through).
         self.client = autopipe(client)
         self.settings = settings
-        self.clock = clock  # unix seconds; the time decisions and deadlines are taken from
+        # The time decisions and deadlines are taken from: Redis's, carried by the host clock
+        # ``clock`` (any base: only how it moves counts; tests give skewed or moved ones).
+        self.clock = RedisClock(self.client, clock)
         self.keys = Keys(settings.prefix)
         self.store = RedisEventStore(self.client, settings.prefix)
         self.games = GameLog(self.store, settings.cache_size)
@@ -183,6 +226,12 @@ class Referee:
                 except TimeoutError:
                     continue
         self.running = True
+        try:
+            await self.clock.sync()
+        except Exception as err:
+            self.log.warning(
+                "reading Redis's time failed; the host's time until it answers", error=str(err)
+            )
         await self._refresh_leases()
         loops = [
             asyncio.create_task(self._consume(streams), name=f"consume-{i}")
@@ -191,6 +240,7 @@ class Referee:
         loops.append(asyncio.create_task(self._lease_loop(), name="leases"))
         loops.append(asyncio.create_task(self._claim_loop(), name="claim"))
         loops.append(asyncio.create_task(self._timer_loop(), name="timers"))
+        loops.append(asyncio.create_task(self.clock.follow(self.stopping), name="clock"))
         try:
             await self.stopping.wait()
         finally:
@@ -213,7 +263,7 @@ class Referee:
             raise
         except Exception as err:  # Redis away: keep reading what we held (peers may too)
             self.log.warning("renewing the partition leases failed", error=str(err))
-            return
+            held = set(self.leases.held)  # less any lease a renewal found lost
         streams = {self.keys.command_stream(p) for p in held}
         if streams != self.held:
             self.log.info("partitions held", partitions=sorted(held))
@@ -303,7 +353,17 @@ class Referee:
         retry = []
         for entry_id, fields in claimed:
             if deliveries.get(_text(entry_id), 0) > self.settings.max_deliveries:
-                await self.dead_letter(stream, entry_id, fields, "failed too many times")
+                try:
+                    await self.dead_letter(stream, entry_id, fields, "failed too many times")
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:  # still pending: dead-lettered at a later claim
+                    self.log.warning(
+                        "dead-lettering failed",
+                        stream=stream,
+                        entry=_text(entry_id),
+                        error=str(err),
+                    )
             else:
                 retry.append((stream, entry_id, fields))
         self._spawn(retry)
@@ -349,16 +409,36 @@ class Referee:
     # --- one command ----------------------------------------------------------------------
 
     async def handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
-        """Decide one entry, reply, acknowledge; leave it pending if handling raised (the claim
-        retries it, and dead-letters it after ``max_deliveries``). Never raises."""
+        """Decide one entry, write its side effects, reply, acknowledge; leave it pending if
+        anything failed (the claim retries it, and dead-letters it after ``max_deliveries``
+        deliveries that failed for reasons of its own). Never raises."""
         try:
             await self._handle(stream, entry_id, fields)
         except asyncio.CancelledError:
             raise
         except Exception as err:
-            self.metrics.failures.inc()
-            self.log.exception(
-                "handling an entry failed", stream=stream, entry=_text(entry_id), error=str(err)
+            await self._failed(stream, entry_id, err)
+
+    async def _failed(self, stream: str, entry_id: bytes, err: Exception, **about: Any) -> None:
+        """Count and log a failed delivery; one that failed for Redis's reasons is taken back
+        from the entry's delivery count, so that it is never dead-lettered for them."""
+        self.metrics.failures.inc()
+        where = {"stream": stream, "entry": _text(entry_id), **about}
+        if not transient(err):
+            self.log.exception("handling an entry failed", error=str(err), **where)
+            return
+        self.log.warning(
+            "handling an entry failed for Redis's reasons; it is handled again",
+            error=str(err),
+            **where,
+        )
+        try:
+            await forgive(self.client, stream, REFEREES, self.consumer, entry_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as again:
+            self.log.warning(
+                "the failed delivery could not be taken back", error=str(again), **where
             )
 
     async def _handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
@@ -380,13 +460,12 @@ class Referee:
             self.metrics.commands.labels("malformed", "refused").inc()
             return
         lock = self._locks.setdefault(entry.game, asyncio.Lock())
-        pipe = self.client.pipeline(transaction=False)  # news, reply and ack: one round trip
+        effects = Effects(self.client)
         try:
             async with lock:
-                outcome = await self._execute(entry, pipe)
+                outcome = await self._execute(entry, effects)
         except Exception as err:
-            self.metrics.failures.inc()
-            self.log.exception("command failed", game=entry.game, kind=entry.kind, error=str(err))
+            await self._failed(stream, entry_id, err, game=entry.game, kind=entry.kind)
             return
         finally:
             if not lock.locked() and not lock._waiters:
@@ -394,12 +473,14 @@ class Referee:
         if entry.kind == "timeout" and outcome.code != "timer_not_expired":
             # Applied, or stale (the turn is over), or a repeat: this deadline is done with.
             timers = self.keys.timers(partition_of(entry.game, self.settings.partitions))
-            pipe.zrem(timers, f"{entry.game}|{entry.body.get('number')}")
+            effects.settles.zrem(timers, f"{entry.game}|{entry.body.get('number')}")
         if entry.reply:
             reply = outcome.to_json(entry.rid, entry.game)
-            pipe.xadd(entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True)
-        pipe.xack(stream, REFEREES, entry_id)
-        await pipe.execute()
+            effects.writes.xadd(
+                entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True
+            )
+        effects.settles.xack(stream, REFEREES, entry_id)
+        await effects.apply()  # the acknowledgement last, only once every write is in
         seconds = time.perf_counter() - started
         self.metrics.latency.observe(seconds)
         kind = _kind(entry)
@@ -417,14 +498,15 @@ class Referee:
 
     async def execute(self, entry: CommandEntry) -> Outcome:
         """Decide and append, retrying on version conflicts; a known command id answers as it
-        did the first time."""
-        pipe = self.client.pipeline(transaction=False)
-        outcome = await self._execute(entry, pipe)
-        await pipe.execute()
+        did the first time. Raises ``WritesRefused`` if a side effect could not be written."""
+        effects = Effects(self.client)
+        outcome = await self._execute(entry, effects)
+        await effects.apply()
         return outcome
 
-    async def _execute(self, entry: CommandEntry, pipe: Any) -> Outcome:
-        """``execute`` with the news of an append queued on ``pipe`` (sent after the append).
+    async def _execute(self, entry: CommandEntry, effects: Effects) -> Outcome:
+        """``execute`` with the side effects of an append queued on ``effects`` (sent after
+        the append).
 
         A command id seen before is looked up only when the command is refused: on the way to
         an append the append script itself answers a repeated id with the original outcome, so
@@ -435,17 +517,19 @@ class Referee:
             if isinstance(command, Rejection):
                 if attempt == 0 and command.code == "stale_version":
                     continue  # the cache may lag a write by another process: look afresh
-                return await self._refuse(entry, loaded, command, pipe)
+                return await self._refuse(entry, loaded, command, effects)
             now = self.clock()
             ctx = Context(now, await self._seed(entry.game))
             decision = decide(loaded.state, command, ctx)
             if isinstance(decision, Rejection):
                 if attempt == 0:
                     continue  # the cache may lag a write by another process: decide afresh
-                if decision.code == "timer_not_expired":
-                    # Fired early (a clock ahead of ours): keep the deadline, it fires again.
-                    await self._arm_timer(entry.game, loaded)
-                return await self._refuse(entry, loaded, decision, pipe)
+                if decision.code in ("timer_not_expired", "stale_timeout"):
+                    # Fired early (a Redis clock that moved back): keep the deadline, it fires
+                    # again. Or fired for a turn that is over: make sure the turn in play has
+                    # its own (should a failure have kept it from being written).
+                    self._timer(effects, entry.game, loaded)
+                return await self._refuse(entry, loaded, decision, effects)
             actor = f"seat:{entry.seat}" if entry.seat is not None else entry.kind
             try:
                 result, after = await self.games.append(
@@ -455,29 +539,30 @@ class Referee:
                 self.metrics.conflicts.inc()
                 continue
             if result.duplicate:
-                return await self._repeat(entry, result, pipe)
-            types = [e.TYPE for e in decision]
-            self._announce(pipe, entry.game, after, types, before=loaded, records=result.records)
+                return await self._repeat(entry, result, effects)
+            self._announce(effects, entry.game, after, decision, loaded, result.records)
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
 
     async def _refuse(
-        self, entry: CommandEntry, loaded: Loaded, rejection: Rejection, pipe: Any
+        self, entry: CommandEntry, loaded: Loaded, rejection: Rejection, effects: Effects
     ) -> Outcome:
         """A refusal, unless the command id was applied before: a retry gets its first answer
         (the state has moved on since, so deciding it again would refuse it wrongly)."""
         seen = await self.store.outcome(entry.game, entry.cid)
         if seen is not None:
-            return await self._repeat(entry, seen, pipe)
+            return await self._repeat(entry, seen, effects)
         if entry.kind == "create" and loaded.version == 0:
             # No game came of it: its seed (made before the rules were checked) goes too.
-            pipe.delete(self.keys.seed(entry.game))
+            effects.settles.delete(self.keys.seed(entry.game))
             self._seeds.pop(entry.game, None)
         return Outcome("refused", loaded.version, loaded.head, rejection.code, rejection.message)
 
-    async def _repeat(self, entry: CommandEntry, seen: AppendResult, pipe: Any) -> Outcome:
+    async def _repeat(self, entry: CommandEntry, seen: AppendResult, effects: Effects) -> Outcome:
         """The original answer to a command id seen before (or a refusal if the id was reused
-        for a different command)."""
+        for a different command), and every side effect of its append written again: the
+        first handling may have appended and then failed to write them (Redis out of memory),
+        and they are idempotent."""
         if seen.fingerprint is not None and seen.fingerprint != _fingerprint(entry):
             return Outcome(
                 "refused",
@@ -486,14 +571,12 @@ class Referee:
                 "command_id_reused",
                 f"command id {entry.cid!r} was used before for a different command",
             )
-        stored = await self.store.read(
-            entry.game,
-            after=seen.first_version - 1,
-            limit=seen.last_version - seen.first_version + 1,
-        )
-        events = [event_from(s.type, s.data) for s in stored]
+        # The log up to the command's events: the state before it tells which turn it ended.
+        stored = await self.store.read(entry.game, limit=seen.last_version)
+        before = fold_stored(stored[: seen.first_version - 1])
+        events = [event_from(s.type, s.data) for s in stored[seen.first_version - 1 :]]
         loaded = await self.games.load(entry.game, fresh=True)
-        self._announce(pipe, entry.game, loaded, [e.TYPE for e in events])
+        self._announce(effects, entry.game, loaded, events, before)
         outcome = _outcome_of(events, seen)
         return Outcome(**{**outcome.__dict__, "duplicate": True})
 
@@ -556,47 +639,47 @@ class Referee:
 
     def _announce(
         self,
-        pipe: Any,
+        effects: Effects,
         game: str,
         loaded: Loaded,
-        types: list[str],
-        before: Loaded | None = None,
+        events: list[Event],
+        before: Loaded,
         records: tuple[bytes, ...] = (),
     ) -> None:
-        """Queue on ``pipe``: the news for the feed (with the new events' ``records`` when
-        given), the game's turn deadline (and the removal of the deadline of a turn that ended
-        before it), and a note of a round waiting for its score sheet (before the news, so
-        scoring never sees the news without the note)."""
+        """Queue on ``effects`` what the append of ``events`` (taking the game from ``before``
+        to ``loaded``, or on since) leaves to write: a note of each round it ended waiting for
+        its score sheet (before the news, so scoring never sees the news without the note);
+        the news for the feed (with the new events' ``records`` when given); the current turn's
+        deadline if it started a turn; and, once those are in, the removal of the deadline of
+        the turn it ended."""
+        types = [e.TYPE for e in events]
         key, fields = self.bus.news(game, loaded.version, types, records)
-        if "RoundEnded" in types:
-            pipe.sadd(self.keys.awaiting_scores(), awaiting_member(game, loaded.state.round))
-        pipe.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
-        ended = before.state.turn if before is not None else None
+        for ended_round in (e.round for e in events if isinstance(e, RoundEnded)):
+            effects.writes.sadd(self.keys.awaiting_scores(), awaiting_member(game, ended_round))
+        effects.writes.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
+        if "TurnStarted" in types:
+            self._timer(effects, game, loaded)
+        ended = before.state.turn
         now = loaded.state.turn
         over = ended is not None and (now is None or now.number != ended.number)
         if over and ended is not None and ended.deadline is not None:
             timers = self.keys.timers(partition_of(game, self.settings.partitions))
-            pipe.zrem(timers, f"{game}|{ended.number}")
-        if "TurnStarted" in types:
-            self._timer(pipe, game, loaded)
+            effects.settles.zrem(timers, f"{game}|{ended.number}")
 
-    def _timer(self, pipe: Any, game: str, loaded: Loaded) -> None:
+    def _timer(self, effects: Effects, game: str, loaded: Loaded) -> None:
+        """Queue the current turn's deadline (again: the same member and score)."""
         turn = loaded.state.turn
         if loaded.state.phase == "turns" and turn is not None and turn.deadline is not None:
             timers = self.keys.timers(partition_of(game, self.settings.partitions))
-            pipe.zadd(timers, {f"{game}|{turn.number}": turn.deadline})
-
-    async def _arm_timer(self, game: str, loaded: Loaded) -> None:
-        """Put the current turn's deadline (back) in the timers."""
-        pipe = self.client.pipeline(transaction=False)
-        self._timer(pipe, game, loaded)
-        await pipe.execute()
+            effects.writes.zadd(timers, {f"{game}|{turn.number}": turn.deadline})
 
     async def dead_letter(
         self, stream: str, entry_id: bytes, fields: dict[Any, Any], reason: str
     ) -> None:
         """Move an entry to the dead-letter stream (with why) and acknowledge it; a sender
-        waiting for the answer of a well-formed command learns that it failed."""
+        waiting for the answer of a well-formed command learns that it failed. The
+        acknowledgement goes only once the record (and the answer) are written: raises
+        ``WritesRefused`` and leaves the entry pending otherwise."""
         raw = fields.get(b"c", fields.get("c"))
         if raw is None:
             names = sorted(_text(name)[:100] for name in fields)[:20]
@@ -609,9 +692,10 @@ class Referee:
             b"size": str(len(entry)).encode(),
             b"entry": entry[:DEAD_LETTER_ENTRY_BYTES],
         }
-        pipe = self.client.pipeline(transaction=False)
+        effects = Effects(self.client)
+        pipe = effects.writes
         pipe.xadd(self.keys.dead_letters(), record, maxlen=FEED_MAXLEN, approximate=True)
-        pipe.xack(stream, REFEREES, entry_id)
+        effects.settles.xack(stream, REFEREES, entry_id)
         sender = _sender(fields, self.keys.replies(""))
         if sender is not None:
             reply, rid, game = sender
@@ -631,9 +715,10 @@ class Referee:
                 "duplicate": False,
             }
             pipe.xadd(reply, {b"c": _json(answer)}, maxlen=REPLY_MAXLEN, approximate=True)
-        await pipe.execute()
+        await effects.write()
         self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
         self.log.warning("dead letter", stream=stream, entry=_text(entry_id), reason=reason)
+        await effects.settle()
 
     async def update_stream_gauges(self) -> None:
         """Pending and lag per partition, for /metrics."""

@@ -6,8 +6,15 @@ the projections (standings, leaderboard, player statistics) up to date.
 The feed is trimmed and scoring may be down when a round ends, so the referee also notes every
 ended round in the ``awaiting-scores`` set (``<game>|<round>``); scoring sweeps that set every
 ``sweep_seconds`` and removes a round once its sheet is recorded and the game has carried on.
-A feed entry whose handling keeps failing is given up (acknowledged, logged, counted) after
-``max_deliveries``; the sweep still covers the round it announced.
+A feed entry is acknowledged only after everything it asked for is written (the score sheet,
+its news, the ``continue``, the projections). One whose handling keeps failing is given up
+(acknowledged, logged, counted) after ``max_deliveries``; the sweep still covers the round it
+announced. A delivery that failed for Redis's reasons (out of memory refuses every write that
+adds data, but not the acknowledgement) is not counted (``shared/infra/transient.py``): giving up
+the news of a finished match while Redis is full would leave its projections unwritten.
+
+Times (the stamp of ``ScoresRecorded``) are Redis's (``shared/infra/clock.py``), as the
+referees' are.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -36,12 +44,14 @@ from shared.infra.bus import (
     stream_batches,
 )
 from shared.infra.client import RedisClient
+from shared.infra.clock import RedisClock
 from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys, awaiting_member, check_game_id
 from shared.infra.observability import service_registry
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
 from shared.infra.store.redis import RedisEventStore
+from shared.infra.transient import forgive, transient
 
 # News that changes a game's projected standings (``game_standings``) or needs a score sheet:
 # every game is projected from its creation, so that a rebuild from the logs finds on a healthy
@@ -70,10 +80,13 @@ def carried_on(state: GameState, round_number: int) -> bool:
 class Scoring:
     """One scoring process (several may run; every step is idempotent)."""
 
-    def __init__(self, client: RedisClient, settings: Settings) -> None:
+    def __init__(
+        self, client: RedisClient, settings: Settings, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         # Concurrent Redis calls share pipelines (blocking reads go straight through).
         client = self.client = autopipe(client)
         self.settings = settings
+        self.clock = RedisClock(client, clock)  # Redis's time, carried by the host clock
         self.keys = Keys(settings.prefix)
         self.store = RedisEventStore(client, settings.prefix)
         self.games = GameLog(self.store, settings.cache_size)
@@ -132,6 +145,7 @@ class Scoring:
             for streams in read_plan(self.client, self.bus.feed_streams())
         ]
         loops.append(asyncio.create_task(self._sweep_loop()))
+        loops.append(asyncio.create_task(self.clock.follow(self.stopping)))
         try:
             await self.stopping.wait()
             # Drain: each loop finishes the entry in hand and stops (a read blocks at most 1 s).
@@ -218,6 +232,15 @@ class Scoring:
             raise
         except Exception as err:
             self.failures.inc()
+            if transient(err):  # Redis's reasons: handled again later, never given up for them
+                self.log.warning(
+                    "feed entry failed for Redis's reasons; it is handled again",
+                    entry=_text(entry_id),
+                    error=str(err),
+                )
+                with contextlib.suppress(Exception):
+                    await forgive(self.client, stream, SCORING, self.consumer, entry_id)
+                return
             self.log.exception("feed entry failed", entry=_text(entry_id), error=str(err))
             pending = await self.client.xpending_range(
                 stream, SCORING, min=entry_id, max=entry_id, count=1
@@ -300,7 +323,8 @@ class Scoring:
                 command = RecordScores(
                     state.round, sheet.winner, sheet.went_out, sheet.seats, sheet.scores
                 )
-                decision = decide(state, command, Context(time.time()))
+                now = self.clock()
+                decision = decide(state, command, Context(now))
                 if isinstance(decision, Rejection):
                     self.log.error("score sheet refused", game=game_id, code=decision.code)
                     return state
@@ -312,7 +336,7 @@ class Scoring:
                         "scoring",
                         f"scores:{state.round}",
                         None,
-                        time.time(),
+                        now,
                     )
                 except VersionConflict:
                     continue
@@ -327,7 +351,7 @@ class Scoring:
                 state = loaded.state
             if state.phase == "next":
                 await self.bus.send(
-                    CommandEntry(game_id, "continue", f"continue:{state.round}", at=time.time())
+                    CommandEntry(game_id, "continue", f"continue:{state.round}", at=self.clock())
                 )
             await self.projections.apply(state)
             done = [r for r in (state.round - 1, state.round) if r > 0 and carried_on(state, r)]

@@ -65,7 +65,7 @@ class CommandEntry:
     seat: int | None = None
     reply: str = ""  # reply stream key, or "" when nobody waits
     rid: str = ""  # request id the reply carries back
-    at: float = 0.0
+    at: float = 0.0  # when the sender sent it, by its clock: for logs; nothing may judge by it
 
     def encode(self) -> dict[bytes, bytes]:
         """The stream entry's fields."""

@@ -372,6 +372,10 @@ async def test_games_spread_over_the_nodes_and_every_log_verifies(
         with urllib.request.urlopen(url, timeout=5) as response:
             decided += metric_total(response.read().decode(), "referee_commands_total")
     assert decided > 0
+    # Their time was the cluster's (one node's TIME), not their hosts'.
+    for process in [p for p in stack.processes if p.name.startswith(("referee", "scoring"))]:
+        text = process.log.read_text(errors="replace")
+        assert "reading Redis's time failed" not in text, process.tail()
 
     # Every game finished, and its log (read through the cluster client) verifies.
     client = connect(Settings(redis_url=cluster.url, redis_cluster=True, prefix=stack.prefix))

@@ -60,9 +60,17 @@ Json = dict[str, Any]
 
 class RedisServer:
     """A redis-server of one test on a spare port (never the shared one), its files in ``dir``.
-    ``aof``: the append-only file on, flushed per ``fsync`` (``always`` or ``everysec``)."""
+    ``aof``: the append-only file on, flushed per ``fsync`` (``always`` or ``everysec``).
+    ``maxmemory`` (e.g. ``"32mb"``): a memory limit, past which it refuses every write that adds
+    data (``noeviction``: nothing is evicted to make room)."""
 
-    def __init__(self, workdir: Path, aof: bool = False, fsync: str = "always") -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        aof: bool = False,
+        fsync: str = "always",
+        maxmemory: str | None = None,
+    ) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.skip("the fault tests need redis-server on the PATH")
@@ -72,6 +80,7 @@ class RedisServer:
         self.port = spare_port()
         self.aof = aof
         self.fsync = fsync
+        self.maxmemory = maxmemory
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = self.dir / "redis.log"
         self.starts = 0
@@ -100,6 +109,8 @@ class RedisServer:
             "--logfile",
             str(self.log),
         ]
+        if self.maxmemory is not None:
+            args += ["--maxmemory", self.maxmemory, "--maxmemory-policy", "noeviction"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.starts += 1
         node = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)

@@ -1,13 +1,17 @@
 """`python -m tests.faults.rummy_main COMMAND`: `rummy COMMAND` as the fault tests run it, with
-two additions: on SIGUSR1 the process prints the stack of every asyncio task to its output (a
+three additions: on SIGUSR1 the process prints the stack of every asyncio task to its output (a
 process that does not stop when told shows where it waits); on SIGUSR2 a callback of its event
-loop raises, as a library's bug would (the loop logs the traceback: the logs stay JSON)."""
+loop raises, as a library's bug would (the loop logs the traceback: the logs stay JSON); and with
+``FAULTS_CLOCK_SKEW`` (seconds) the process runs on a host whose wall clock is that far off
+(``time.time``; the monotonic clock, which no wall clock moves, is left alone)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
+import time
 from collections.abc import Coroutine
 from typing import Any
 
@@ -42,6 +46,13 @@ def _run_with_dump(coro: Coroutine[Any, Any, Any], **kwargs: Any) -> Any:
     return _run(wrapped(), **kwargs)
 
 
+def _skew_the_wall_clock(seconds: float) -> None:
+    real = time.time
+    time.time = lambda: real() + seconds
+
+
 if __name__ == "__main__":
+    if os.environ.get("FAULTS_CLOCK_SKEW"):
+        _skew_the_wall_clock(float(os.environ["FAULTS_CLOCK_SKEW"]))
     asyncio.run = _run_with_dump  # type: ignore[assignment]
     sys.exit(main(sys.argv[1:]))

@@ -4,7 +4,6 @@ server, with a referee and a scoring task, all on one fakeredis server of the te
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -22,17 +21,8 @@ from shared.core.state import GameState
 from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
+from tests.clocks import Clock
 from tests.gateway.api import Api
-
-
-class Clock:
-    """The referee's clock: the real time plus an offset a test may move forward."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
 
 
 class LimitClock:
@@ -118,7 +108,7 @@ async def make_stack() -> AsyncIterator[MakeStack]:
         }
         settings = Settings(**(values | overrides))
         clock = Clock()
-        referee = Referee(redis, settings, clock=clock)
+        referee = Referee(clock.redis(redis), settings, clock=clock)  # time moved for both
         scoring = Scoring(redis, settings)
         tasks = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
         # A short shutdown timeout: a handler left running at shutdown fails the test quickly.

@@ -11,7 +11,7 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,19 +26,7 @@ from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
-
-
-class Clock:
-    """The referees' clock: real time plus an offset a test may advance."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
-
-    def advance(self, seconds: float) -> None:
-        self.offset += seconds
+from tests.clocks import Clock
 
 
 def redis_client() -> Any:
@@ -85,9 +73,17 @@ class Stack:
     scoring: Scoring = field(init=False)
     running: dict[int, tuple[Referee | Scoring, asyncio.Task[None]]] = field(default_factory=dict)
 
-    def start_referee(self, consumer: str = "referee-1") -> Referee:
-        """A referee on the stack's Redis, running until stopped (or the test ends)."""
-        referee = Referee(self.client, self.settings_for(consumer), clock=self.clock)
+    def start_referee(
+        self, consumer: str = "referee-1", clock: Callable[[], float] | None = None
+    ) -> Referee:
+        """A referee on the stack's Redis, running until stopped (or the test ends). Its time
+        is the stack's ``clock`` (Redis's, moved by the test); ``clock``: a host clock of its
+        own instead, against Redis's unmoved time (a host whose clock is wrong)."""
+        if clock is None:
+            client, clock = self.clock.redis(self.client), self.clock
+        else:
+            client = self.client
+        referee = Referee(client, self.settings_for(consumer), clock=clock)
         self.running[id(referee)] = (referee, asyncio.create_task(referee.run()))
         return referee
 

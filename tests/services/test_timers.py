@@ -105,8 +105,34 @@ async def test_a_turn_that_ends_in_time_takes_its_deadline_with_it(stack: Stack)
         entry = CommandEntry(game_id, "seat", f"{seat}:{uuid.uuid4().hex}", {"type": "draw"}, seat)
         answer = await stack.requester.request(entry, 10)
         assert answer["status"] == "accepted", answer
-    # Only the turn in play has a deadline left: the ended ones were removed with their end.
-    left = {m.decode() for m in await stack.client.zrange(timers, 0, -1)}
-    assert left & set(members) == set()
+    # Only the turn in play has a deadline left: the ended ones were removed with their end
+    # (once the command's other side effects, its answer among them, were written).
+
+    async def ended_removed() -> set[str] | None:
+        left = {m.decode() for m in await stack.client.zrange(timers, 0, -1)}
+        return left if not left & set(members) else None
+
+    left = await stack.until(ended_removed)
     state = (await stack.games.load(game_id, fresh=True)).state
     assert state.turn is not None and f"{game_id}|{state.turn.number}" in left
+
+
+async def test_a_stale_timeout_puts_back_the_deadline_of_the_turn_in_play(stack: Stack) -> None:
+    """A deadline that fires for a turn that is over makes sure the turn in play has its own
+    (should a failure have kept it from being written)."""
+    game_id = await create_game(stack.requester, "rummikub", 2, {"turn_seconds": TURN_SECONDS})
+    timers = stack.keys.timers(partition_of(game_id, stack.settings.partitions))
+    state = (await stack.games.load(game_id, fresh=True)).state
+    assert state.turn is not None
+    seat, ended = state.turn.seat, state.turn.number
+    draw = CommandEntry(game_id, "seat", f"{seat}:{uuid.uuid4().hex}", {"type": "draw"}, seat)
+    assert (await stack.requester.request(draw, 10))["status"] == "accepted"
+    state = (await stack.games.load(game_id, fresh=True)).state
+    assert state.turn is not None and state.turn.number == ended + 1
+    member = f"{game_id}|{state.turn.number}"
+    await stack.until(lambda: stack.client.zscore(timers, member))
+    await stack.client.zrem(timers, member)  # lost
+    stale = CommandEntry(game_id, "timeout", f"timeout:{ended}", {"number": ended})
+    answer = await stack.requester.request(stale, 10)
+    assert answer["status"] == "refused" and answer["code"] == "stale_timeout", answer
+    assert await stack.client.zscore(timers, member) == state.turn.deadline
