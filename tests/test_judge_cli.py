@@ -1,4 +1,4 @@
-"""``rummy judge``: the public contract of the README and issue 2.
+"""``rummy judge``: the public contract that docs/cli.md documents.
 
 A few tests run the real command in a subprocess; the many input cases call ``judge()`` or
 ``main()`` in-process (same code path, much faster).
@@ -70,7 +70,7 @@ def test_subprocess_meld_shape() -> None:
 
 
 def test_subprocess_turn_shape() -> None:
-    """The turn shape: exit 0 and exactly the README's answer for 004's blue split."""
+    """The turn shape: exit 0 and exactly docs/cli.md's answer for 004's blue split."""
     proc = run_cli(json.dumps(BLUE_SPLIT))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {

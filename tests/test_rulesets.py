@@ -129,7 +129,7 @@ OTHER_VALUE: dict[str, object] = {
     "hints": False,
 }
 
-# Values outside what each option allows (RULES.md Decision 12 and the README's table).
+# Values outside what each option allows (RULES.md Decision 12 and docs/rule-sets.md's table).
 BAD_VALUES: list[tuple[str, object]] = [
     ("min_players", 1),
     ("max_players", 9),

@@ -324,7 +324,7 @@ class PatientBot:
     lays a joker off wherever one fits (it is one card more), which spends the card that turns
     any pair in the hand into a meld for one that only saves a draw. This bot plays the most
     natural cards it can instead and keeps its jokers until they let it go out, or until they
-    are the only play it has (rather than draw). Measured against ``solver`` (README, "Hints
+    are the only play it has (rather than draw). Measured against ``solver`` (docs/solver.md, "Hints
     and bots"): over 2,000 two-player rummikub games it wins no more (999 to 1,001); holding
     back lay-offs as well (one a turn instead of drawing) won less (181 of 400), so it does
     not."""
@@ -373,7 +373,7 @@ class HoarderBot:
     going out (3 cards or fewer) measured worse (111 of 200 against 141 of 200 on the same
     deals), so the bot does not; the cap (16) keeps the solver fast and bounds the penalty.
 
-    Measured against ``solver`` (README, "Hints and bots"): 2,000 two-player rummikub games,
+    Measured against ``solver`` (docs/solver.md, "Hints and bots"): 2,000 two-player rummikub games,
     one round each, seeds 1-8 of ``rummy simulate --rules rummikub --players 2 --games 250
     --bots hoarder,solver --options '{"match_rounds": 1}' --same-deals --no-check --seed N``:
     1,410 wins to 590, win rate 0.705 (95% interval 0.685-0.725), mean penalty 9.40 against

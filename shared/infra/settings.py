@@ -1,4 +1,5 @@
-"""Settings of every process, read from the environment (one dataclass, documented in the README).
+"""Settings of every process, read from the environment (one dataclass; the table of them is in
+docs/services.md).
 
 A bad value is refused at start-up with a message naming the variable and what it allows.
 """

@@ -2,7 +2,7 @@
 to be stronger.
 
 Run with `make bench` (a short run) or `python tests/bench/arena.py --games 2000` (the figures
-in the README). Every line is one ``rummy simulate --same-deals`` run: each deal is played once
+in docs/solver.md). Every line is one ``rummy simulate --same-deals`` run: each deal is played once
 per seating of the bots (two bots in two seats: the same deal twice, seats swapped), so neither
 the deal nor the seat favours a bot. For each bot: wins, win rate per seat with its 95% Wilson
 interval (a bot as strong as the others would win 1/players of its seats), mean penalty value

@@ -1,5 +1,6 @@
-"""The settings the README documents are the ones the deploy check accepts: a manifest may set
-any of them, and a bad value of each is refused by name (``Settings``, ``checks.check_process``)."""
+"""The settings docs/services.md documents are the ones the deploy check accepts: a manifest may
+set any of them, and a bad value of each is refused by name (``Settings``,
+``checks.check_process``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from shared.infra.settings import ENV_NAMES, Settings, SettingsError
 from tests.deploy.checks import Process, check_process
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "services.md"
 PROCESS_SETTINGS = {
     "RUMMY_EVENT_LOOP": "asyncio",
     "RUMMY_GC": "default",
@@ -21,10 +22,10 @@ PROCESS_SETTINGS = {
 
 
 def _documented() -> set[str]:
-    """The variables of the README's Settings table."""
-    text = README.read_text()
+    """The variables of the Settings table (the section up to the next heading, or the end)."""
+    text = SETTINGS_PAGE.read_text()
     table = text[text.index("## Settings") :]
-    table = table[: table.index("\n## ")]
+    table = table.split("\n## ")[0]
     return set(re.findall(r"^\| `([A-Z_]+)` \|", table, re.MULTILINE))
 
 

@@ -2,7 +2,7 @@
 few seconds, started again on the same port and directory. Nothing restarts the services.
 Three ways: ``appendfsync always`` with a clean shutdown (SIGTERM) and with the Redis process
 killed (SIGKILL: no shutdown at all), and ``appendfsync everysec`` with a clean shutdown (which
-flushes the file: only a crash of the machine loses the last second, see the README).
+flushes the file: only a crash of the machine loses the last second, see docs/durability.md).
 
 While Redis is away every process says so on ``/readyz`` (503, promptly: a probe waits a second
 at most), and a command sent to the gateway then is held (the Redis client retries with backoff)
