@@ -59,7 +59,7 @@ def run_main(
 
 
 def test_subprocess_meld_shape() -> None:
-    """The meld shape: exit 0, one JSON document, the issue's example answer."""
+    """The meld shape: exit 0, one JSON document, the documented example answer."""
     proc = run_cli(json.dumps({"rules": "robbers", "options": {}, "meld": ["5H", "JK", "7H"]}))
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
@@ -237,7 +237,7 @@ def test_input_that_is_not_a_position_exits_2(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each kind of malformed input named in issue 2 exits 2 with a clear message on stderr."""
+    """Each kind of malformed input the contract names exits 2 with a clear message on stderr."""
     code, out, err = run_main(stdin, capsys, monkeypatch)
     assert code == 2, (what, out)
     assert out == ""

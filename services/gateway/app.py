@@ -638,7 +638,7 @@ def make_app(
     from services.gateway import replay_routes  # here: it reads GATEWAY from this module
 
     replay_routes.add_routes(app)
-    from services.gateway import hint_routes  # the solver's hint for a seat (issue 11)
+    from services.gateway import hint_routes  # the solver's hint for a seat, from its own view
 
     hint_routes.add_routes(app)
     app.router.add_get("/openapi.json", openapi)

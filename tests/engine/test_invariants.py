@@ -1,4 +1,4 @@
-"""Self-play invariants (issue 3): whole matches between bots under every preset and several
+"""Self-play invariants: whole matches between bots under every preset and several
 option mixes, with ``SelfPlay``'s checks after every event (every card in exactly one place,
 every table meld valid at each turn's end, the fold of the events equals the live state, every
 event survives its encoding, views hold their own hand only). A quick run is part of the normal

@@ -1,4 +1,4 @@
-"""The flow between rounds (issue 4, engine side): ``RoundEnded`` -> the scoring role's
+"""The flow between rounds (the engine's side): ``RoundEnded`` -> the scoring role's
 ``RecordScores`` (checked against ``round_sheet``) -> ``Continue`` deals the next round or ends
 the match with ``MatchEnded`` and ``SeedRevealed``; tie-break rounds among the tied seats only;
 and what the views show of the last round and the standings."""

@@ -11,7 +11,7 @@ import pytest
 from services.gateway.errors import ERROR_CODES
 from tests.gateway.conftest import Stack
 
-# The routes of the contract (issue 6).
+# The routes of the public contract (docs/api.md).
 CONTRACT = {
     "/api/games",
     "/api/games/{game_id}",

@@ -200,7 +200,7 @@ def test_one_joker_carries_four_cards_that_need_it() -> None:
 
 
 def test_points_regression_merging_does_not_reread_jokers() -> None:
-    """Seed 1 of the exactness run (issue 11): the DP found 146 points, but tidying joined
+    """Seed 1 of the exactness run: the DP found 146 points, but tidying joined
     ``KD JK JK JK`` (a set: jokers as kings) to the end of a diamond run, where the jokers stand
     for 10D JD QD, and 140 was returned. The integer program finds 146."""
     rules = rule_set("rummikub", {"jokers": 8})

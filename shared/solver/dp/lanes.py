@@ -15,7 +15,7 @@ joker stands on one lane or in one set, never both). Every real arrangement, rea
 is one of these relaxed ones, so the sum over the suits of the most their hand naturals can
 still score, plus the jokers' own part of ``upper_bounds``, is an upper bound.
 
-Where it is loose (measured on the slowest 40-card positions, 2026-11-30): every suit may count
+Where it is loose (measured on the slowest 40-card positions): every suit may count
 the same jokers, and a set may count on a card of another suit that is in a run of its own.
 The linear relaxation of the meld integer program (``tests/solver/oracle.py`` with its
 integrality dropped) rounds down to the optimum on all 27 of them, where this bound at the root
