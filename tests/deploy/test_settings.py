@@ -35,6 +35,11 @@ def test_every_documented_setting_is_one_the_code_reads() -> None:
     assert not documented - ENV_NAMES, f"documented, not settings: {documented - ENV_NAMES}"
 
 
+def test_every_setting_the_code_reads_is_documented() -> None:
+    missing = ENV_NAMES - _documented()
+    assert not missing, f"settings missing from docs/services.md's Settings table: {missing}"
+
+
 def test_a_process_may_set_how_it_runs_and_loads_the_solver() -> None:
     env = {"REDIS_URL": "redis://redis:6379/0", **PROCESS_SETTINGS}
     assert check_process(Process("gateway", ["rummy", "gateway"], env)) == []
