@@ -59,8 +59,9 @@ import aiohttp  # noqa: E402
 from shared.core.bots import BOTS  # noqa: E402
 from shared.core.rulesets import rule_set  # noqa: E402
 from shared.core.views import seat_view_from_json  # noqa: E402
-from tests.faults.harness import Deployment, RedisServer, Service, wait_ready  # noqa: E402
+from tests.faults.harness import Deployment, Service  # noqa: E402
 from tests.gateway.api import command_body  # noqa: E402
+from tests.servers import RedisServer, wait_ready  # noqa: E402
 
 Json = dict[str, Any]
 ATTACKS = ("hint", "slow", "replay", "spam", "create")

@@ -34,18 +34,10 @@ from shared.infra.keys import Keys
 from shared.infra.process import start_health_server
 from shared.infra.settings import Settings
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import (
-    Client,
-    Ledger,
-    check_logs,
-    http_status,
-    metric,
-    play,
-    until,
-    wait_ready,
-)
+from tests.faults.harness import Client, Ledger, check_logs, metric, play
 from tests.gateway.api import command_body
 from tests.ports import spare_port
+from tests.servers import http_status, until, wait_ready
 
 pytestmark = pytest.mark.slow
 

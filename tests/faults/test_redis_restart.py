@@ -27,17 +27,9 @@ from shared.core.bots import BOTS
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import (
-    Ack,
-    Client,
-    Ledger,
-    check_logs,
-    http_status,
-    play,
-    until,
-    wait_ready,
-)
+from tests.faults.harness import Ack, Client, Ledger, check_logs, play
 from tests.gateway.api import command_body
+from tests.servers import http_status, until, wait_ready
 
 pytestmark = pytest.mark.slow
 
