@@ -42,7 +42,8 @@ from shared.infra.events import GENESIS_HASH, verify_chain
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
-from tests.cluster.conftest import Cluster, free_port
+from tests.cluster.conftest import Cluster
+from tests.ports import spare_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = 4
@@ -75,7 +76,7 @@ class Stack:
     processes: list[Process] = field(default_factory=list)
 
     def start(self, command: str, name: str) -> Process:
-        port = free_port()
+        port = spare_port()
         env = {
             **os.environ,
             "REDIS_URL": self.cluster.url,

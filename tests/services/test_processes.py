@@ -11,11 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +24,6 @@ from typing import IO, Any
 
 import aiohttp
 import pytest
-import redis
 import redis.asyncio as aioredis
 
 from shared.infra.bus import REFEREES, Bus, Requester, partition_of
@@ -35,6 +32,7 @@ from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from tests.ports import spare_port
+from tests.servers import own_redis_url, until, wait_ready
 from tests.services.conftest import delete_prefixed
 from tests.services.driver import create_game, drive
 
@@ -43,48 +41,11 @@ DRAIN_SECONDS = 5.0
 PARTITIONS = 2
 
 
-def free_port() -> int:
-    return spare_port()
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A private redis-server for this module, else REDIS_URL, else skip."""
-    server = shutil.which("redis-server")
-    if server is None:
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            pytest.skip("neither redis-server on the PATH nor REDIS_URL: no real Redis")
+    with own_redis_url(tmp_path_factory.mktemp("redis")) as url:
         yield url
-        return
-    workdir = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]
-    proc = subprocess.Popen(
-        [server, "--port", str(port), *options],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        node = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                node.ping()
-                break
-            except redis.ConnectionError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server on port {port} did not start") from None
-                time.sleep(0.02)
-        node.close()
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @dataclass
@@ -97,10 +58,17 @@ class Service:
     log: Path
     out: IO[bytes]
 
-    def log_lines(self) -> list[dict[str, Any]]:
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def output(self) -> str:
         self.out.flush()
+        return self.log.read_text(errors="replace")
+
+    def log_lines(self) -> list[dict[str, Any]]:
         lines = []
-        for raw in self.log.read_text(errors="replace").splitlines():
+        for raw in self.output().splitlines():
             try:
                 lines.append(json.loads(raw))
             except ValueError:
@@ -116,7 +84,7 @@ class Deployment:
     services: list[Service] = field(default_factory=list)
 
     def start(self, command: str, consumer: str) -> Service:
-        port = free_port()
+        port = spare_port()
         env = {
             **os.environ,
             "REDIS_URL": self.url,
@@ -171,22 +139,6 @@ async def http_get(session: aiohttp.ClientSession, service: Service, path: str) 
         return response.status, await response.text()
 
 
-async def wait_ready(session: aiohttp.ClientSession, service: Service, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if service.proc.poll() is not None:
-            raise AssertionError(f"{service.name} exited: {service.log.read_text()[-2000:]}")
-        try:
-            status, _ = await http_get(session, service, "/readyz")
-            if status == 200:
-                return
-        except aiohttp.ClientError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{service.name} not ready: {service.log.read_text()[-2000:]}")
-        await asyncio.sleep(0.05)
-
-
 def metric_total(text: str, name: str) -> float:
     """The sum of a metric's samples in a /metrics text."""
     total = 0.0
@@ -225,7 +177,7 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             # the game is in its hands (read, not acknowledged), then kill it. A referee frozen
             # between two reads takes nothing (its lease runs out and the other one goes on):
             # then it is let go and caught again.
-            await _until(lambda: _version_at_least(games, game_id, 30), 60)
+            await until(lambda: _version_at_least(games, game_id, 30), 60, every=0.005)
             lease = keys.lease(partition_of(game_id, PARTITIONS))
             for _ in range(10):
                 holder = await client.get(lease)
@@ -236,7 +188,7 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
                 victim = named[0]
                 victim.proc.send_signal(signal.SIGSTOP)
                 try:
-                    await _until(partial(_has_pending, client, keys, victim.name), 3)
+                    await until(partial(_has_pending, client, keys, victim.name), 3, every=0.005)
                     break
                 except AssertionError:
                     victim.proc.send_signal(signal.SIGCONT)
@@ -252,7 +204,7 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             driven = await asyncio.wait_for(driving, 120)
 
             # The survivor took over the dead referee's pending commands.
-            await _until(lambda: _no_pending(client, keys), 10)
+            await until(lambda: _no_pending(client, keys), 10, every=0.005)
             _, text = await http_get(session, survivor, "/metrics")
             assert metric_total(text, "referee_commands_total") > 0
             assert metric_total(text, "referee_claimed_total") >= 1
@@ -302,14 +254,6 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
     finally:
         await requester.close()
         await client.aclose()
-
-
-async def _until(what: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not await what():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {timeout} s")
-        await asyncio.sleep(0.005)
 
 
 async def _version_at_least(games: GameLog, game_id: str, version: int) -> bool:
