@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +82,15 @@ def listening(port: int) -> bool:
 
 
 # --- HTTP readiness ---------------------------------------------------------------------------
+
+
+def url_ok(url: str, timeout: float = 2.0) -> bool:
+    """Whether a GET of ``url`` answers 200 (for code without an event loop)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return bool(response.status == 200)
+    except OSError:  # refused, reset, timed out, or an HTTP error status
+        return False
 
 
 class Probed(Protocol):

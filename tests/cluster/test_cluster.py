@@ -44,6 +44,7 @@ from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
 from tests.cluster.conftest import Cluster
 from tests.ports import spare_port
+from tests.servers import url_ok, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = 4
@@ -112,21 +113,17 @@ class Stack:
         return process
 
     def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
         for process in self.processes:
-            while True:
+
+            def ready(process: Process = process) -> bool:
                 if process.proc.poll() is not None:
                     raise AssertionError(f"{process.name} exited:\n{process.tail()}")
-                try:
-                    url = f"http://127.0.0.1:{process.port}/readyz"
-                    with urllib.request.urlopen(url, timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except (urllib.error.URLError, OSError):
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{process.name} not ready:\n{process.tail()}")
-                time.sleep(0.1)
+                return url_ok(f"http://127.0.0.1:{process.port}/readyz")
+
+            def why(process: Process = process) -> str:
+                return f"{process.name} not ready:\n{process.tail()}"
+
+            wait_until(ready, timeout, every=0.1, message=why)
 
     @property
     def gateway(self) -> Process:
