@@ -1,12 +1,15 @@
 """The servers a test starts itself (a redis-server of its own on a spare port, plain or a
-cluster node) and how a test waits for something to hold: poll it, with a deadline that is a
+cluster node; a child process with its output in a file) and how a test waits for something to
+hold: poll it, with a deadline that is a
 safety net only (a hang fails; a slow machine only waits longer, never fails for being slow).
 Free ports come from ``tests/ports.py``."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import json
 import os
 import shutil
 import signal
@@ -18,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import aiohttp
 import pytest
@@ -26,6 +29,7 @@ import redis
 
 from tests.ports import spare_port
 
+ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT = 30.0  # safety nets: a server that hangs fails the test, a slow one does not
 STOP_TIMEOUT = 20.0
 
@@ -136,6 +140,76 @@ async def wait_ready(
             return f"{service.name} not ready:\n{service.output()[-3000:]}"
 
         await until(ready, timeout, message=why)
+
+
+# --- child processes ------------------------------------------------------------------------
+
+
+class Process:
+    """A child process of the test (run in the repository), its output in ``logs/NAME.log``
+    (``append``: kept across starts of the same name). ``port``: its health or API port."""
+
+    def __init__(
+        self,
+        name: str,
+        args: list[str],
+        env: dict[str, str],
+        logs: Path,
+        port: int = 0,
+        append: bool = False,
+    ) -> None:
+        self.name = name
+        self.port = port
+        self.log = logs / f"{name}.log"
+        self.out: IO[bytes] = self.log.open("ab" if append else "wb")
+        self.popen = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=self.out, stderr=subprocess.STDOUT
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def output(self) -> str:
+        self.out.flush()
+        return self.log.read_text(errors="replace")
+
+    def log_lines(self) -> list[dict[str, Any]]:
+        """Its output's JSON objects (one a line; other lines left out)."""
+        lines = []
+        for raw in self.output().splitlines():
+            with contextlib.suppress(ValueError):
+                doc = json.loads(raw)
+                if isinstance(doc, dict):
+                    lines.append(doc)
+        return lines
+
+    def hung(self) -> None:
+        """Called when it ignored a stop signal, before it is killed (to ask where it waits)."""
+
+    def stop(self, sig: int = signal.SIGTERM, shown: int = 3000) -> int:
+        """Signal it and wait for its exit code; one that ignores the signal fails the test
+        (with the last ``shown`` characters of its output)."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(sig)
+        try:
+            return self.popen.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired as err:
+            self.hung()
+            self.popen.kill()
+            self.popen.wait()
+            raise AssertionError(f"{self.name} ignored {sig!r}:\n{self.output()[-shown:]}") from err
+
+    def close(self) -> None:
+        """Kill it if it still runs; close its output file."""
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+        self.out.close()
 
 
 # --- redis-server -----------------------------------------------------------------------------

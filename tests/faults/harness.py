@@ -13,19 +13,17 @@ to a ledger, which the checks hold against the logs at the end.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
 import redis.asyncio as aioredis
@@ -40,7 +38,7 @@ from shared.infra.gamelog import fold_stored
 from shared.infra.store.redis import RedisEventStore
 from tests.gateway.api import command_body
 from tests.ports import spare_port
-from tests.servers import STOP_TIMEOUT, RedisServer
+from tests.servers import Process, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_ADDRESS_LIMITS = {
@@ -55,62 +53,19 @@ Json = dict[str, Any]
 # --- the rummy processes ----------------------------------------------------------------------
 
 
-class Service:
-    """One `rummy` process, its output in a file."""
+class Service(Process):
+    """One `rummy` process (under ``tests/faults/rummy_main.py``), its output in a file."""
 
     def __init__(self, name: str, command: str, env: dict[str, str], port: int, logs: Path):
-        self.name = name
-        self.command = command
-        self.port = port
-        self.log = logs / f"{name}.log"
-        self.out: IO[bytes] = self.log.open("ab")
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "tests.faults.rummy_main", command],
-            cwd=ROOT,
-            env=env,
-            stdout=self.out,
-            stderr=subprocess.STDOUT,
-        )
+        args = [sys.executable, "-m", "tests.faults.rummy_main", command]
+        super().__init__(name, args, env, logs, port, append=True)
 
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
+    def hung(self) -> None:
+        self.popen.send_signal(signal.SIGUSR1)  # rummy_main: print where every task waits
+        time.sleep(1.0)
 
-    @property
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def output(self) -> str:
-        self.out.flush()
-        return self.log.read_text(errors="replace")
-
-    def log_lines(self) -> list[Json]:
-        lines = []
-        for raw in self.output().splitlines():
-            with contextlib.suppress(ValueError):
-                doc = json.loads(raw)
-                if isinstance(doc, dict):
-                    lines.append(doc)
-        return lines
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal it and wait for its exit code."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        try:
-            return self.popen.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired as err:
-            self.popen.send_signal(signal.SIGUSR1)  # rummy_main: print where every task waits
-            time.sleep(1.0)
-            self.popen.kill()
-            self.popen.wait()
-            raise AssertionError(f"{self.name} ignored {sig!r}:\n{self.output()[-8000:]}") from err
-
-    def close(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
-        self.out.close()
+    def stop(self, sig: int = signal.SIGTERM, shown: int = 8000) -> int:
+        return super().stop(sig, shown)
 
 
 @dataclass

@@ -5,10 +5,11 @@ killed (SIGKILL: no shutdown at all), and ``appendfsync everysec`` with a clean 
 flushes the file: only a crash of the machine loses the last second, see the README).
 
 While Redis is away every process says so on ``/readyz`` (503 while it is still away: the probe
-does not wait for Redis to come back), and a command sent to the gateway then is held (the Redis client retries with backoff)
-and answered once Redis is back, not failed. Afterwards every process is ready again by itself,
-the games go on to their end, and no acknowledged turn is lost: the players resend what was not
-answered with the same command id, and the checks hold every acknowledgement against the logs.
+does not wait for Redis to come back), and a command sent to the gateway then is held (the Redis
+client retries with backoff) and answered once Redis is back, not failed. Afterwards every
+process is ready again by itself, the games go on to their end, and no acknowledged turn is lost:
+the players resend what was not answered with the same command id, and the checks hold every
+acknowledgement against the logs.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -18,53 +17,9 @@ import pytest
 
 from tests.gateway.api import Api, play_to_end
 from tests.ports import spare_port
-from tests.servers import STOP_TIMEOUT, own_redis_url, wait_ready
+from tests.servers import Process, own_redis_url, wait_ready
 
 pytestmark = pytest.mark.slow  # four processes and two whole games: about 15 s
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Proc:
-    """A child process with its output in a file."""
-
-    def __init__(
-        self, name: str, args: list[str], env: dict[str, str], logs: Path, port: int
-    ) -> None:
-        self.name = name
-        self.port = port  # its health or API port
-        self.log = logs / f"{name}.log"
-        self.out = self.log.open("wb")
-        self.popen = subprocess.Popen(
-            args, cwd=ROOT, env=env, stdout=self.out, stderr=subprocess.STDOUT
-        )
-
-    @property
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def output(self) -> str:
-        self.out.flush()
-        return self.log.read_text(errors="replace")
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal it and wait; its exit code."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        try:
-            return self.popen.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired as err:
-            self.popen.kill()
-            self.popen.wait()
-            raise AssertionError(
-                f"{self.name} did not stop on {sig!r}:\n{self.output()[-3000:]}"
-            ) from err
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
-        self.out.close()
 
 
 def rummy(*args: str) -> list[str]:
@@ -112,21 +67,21 @@ async def test_a_game_against_separate_processes_on_a_real_redis(
     )
     ports = {name: spare_port() for name in ("gateway", "referee", "scoring")}
     procs = {
-        "gateway": Proc(
+        "gateway": Process(
             "gateway",
             rummy("gateway", "--port", str(ports["gateway"])),
             env,
             tmp_path,
             ports["gateway"],
         ),
-        "referee": Proc(
+        "referee": Process(
             "referee",
             rummy("referee"),
             env | {"RUMMY_HTTP_PORT": str(ports["referee"])},
             tmp_path,
             ports["referee"],
         ),
-        "scoring": Proc(
+        "scoring": Process(
             "scoring",
             rummy("scoring"),
             env | {"RUMMY_HTTP_PORT": str(ports["scoring"])},
@@ -144,12 +99,12 @@ async def test_a_game_against_separate_processes_on_a_real_redis(
             assert code == 0, f"{name} exited {code}:\n{proc.output()[-3000:]}"
     finally:
         for proc in procs.values():
-            proc.kill()
+            proc.close()
 
 
 async def test_rummy_serve_runs_everything_in_one_process(tmp_path: Path) -> None:
     port = spare_port()
-    proc = Proc("serve", rummy("serve", "--port", str(port)), base_env(), tmp_path, port)
+    proc = Process("serve", rummy("serve", "--port", str(port)), base_env(), tmp_path, port)
     try:
         async with aiohttp.ClientSession() as session:
             await wait_ready(session, proc)
@@ -160,4 +115,4 @@ async def test_rummy_serve_runs_everything_in_one_process(tmp_path: Path) -> Non
         assert f"http://127.0.0.1:{port}/" in output, output[-3000:]
         assert "Traceback" not in output, output[-3000:]
     finally:
-        proc.kill()
+        proc.close()

@@ -9,10 +9,8 @@ own and deletes exactly those keys; with neither it is skipped.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from collections import defaultdict
@@ -20,7 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
 import pytest
@@ -32,11 +30,10 @@ from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from tests.ports import spare_port
-from tests.servers import own_redis_url, until, wait_ready
+from tests.servers import Process, own_redis_url, until, wait_ready
 from tests.services.conftest import delete_prefixed
 from tests.services.driver import create_game, drive
 
-ROOT = Path(__file__).resolve().parents[2]
 DRAIN_SECONDS = 5.0
 PARTITIONS = 2
 
@@ -49,41 +46,13 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @dataclass
-class Service:
-    """One `rummy` process."""
-
-    name: str
-    port: int
-    proc: subprocess.Popen[bytes]
-    log: Path
-    out: IO[bytes]
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def output(self) -> str:
-        self.out.flush()
-        return self.log.read_text(errors="replace")
-
-    def log_lines(self) -> list[dict[str, Any]]:
-        lines = []
-        for raw in self.output().splitlines():
-            try:
-                lines.append(json.loads(raw))
-            except ValueError:
-                lines.append({"unparsed": raw})
-        return lines
-
-
-@dataclass
 class Deployment:
     url: str
     prefix: str
     tmp: Path
-    services: list[Service] = field(default_factory=list)
+    services: list[Process] = field(default_factory=list)
 
-    def start(self, command: str, consumer: str) -> Service:
+    def start(self, command: str, consumer: str) -> Process:
         port = spare_port()
         env = {
             **os.environ,
@@ -98,25 +67,14 @@ class Deployment:
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "PYTHONUNBUFFERED": "1",
         }
-        log = self.tmp / f"{consumer}.log"
-        out = log.open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", command],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        service = Service(consumer, port, proc, log, out)
+        args = [sys.executable, "-m", "shared.cli.main", command]
+        service = Process(consumer, args, env, self.tmp, port)
         self.services.append(service)
         return service
 
     def stop_all(self) -> None:
         for service in self.services:
-            if service.proc.poll() is None:
-                service.proc.kill()
-                service.proc.wait()
-            service.out.close()
+            service.close()
 
 
 @pytest.fixture
@@ -134,7 +92,7 @@ async def deployment(redis_url: str, tmp_path: Path) -> AsyncIterator[Deployment
             await client.aclose()
 
 
-async def http_get(session: aiohttp.ClientSession, service: Service, path: str) -> tuple[int, str]:
+async def http_get(session: aiohttp.ClientSession, service: Process, path: str) -> tuple[int, str]:
     async with session.get(f"http://127.0.0.1:{service.port}{path}") as response:
         return response.status, await response.text()
 
@@ -186,18 +144,18 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
                     await asyncio.sleep(0.2)  # between two holders
                     continue
                 victim = named[0]
-                victim.proc.send_signal(signal.SIGSTOP)
+                victim.popen.send_signal(signal.SIGSTOP)
                 try:
                     await until(partial(_has_pending, client, keys, victim.name), 3, every=0.005)
                     break
                 except AssertionError:
-                    victim.proc.send_signal(signal.SIGCONT)
+                    victim.popen.send_signal(signal.SIGCONT)
                     await asyncio.sleep(1.0)
             else:
                 raise AssertionError("no referee was ever caught holding a command")
             survivor = next(r for r in referees if r is not victim)
-            victim.proc.send_signal(signal.SIGKILL)
-            victim.proc.wait(5)
+            victim.popen.send_signal(signal.SIGKILL)
+            victim.popen.wait(5)
             killed_at = (await games.load(game_id, fresh=True)).state
             assert killed_at.status != "finished"
 
@@ -246,11 +204,11 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
 
         # SIGTERM: the others drain and exit 0 within the deadline.
         for service in (survivor, scoring):
-            service.proc.send_signal(signal.SIGTERM)
+            service.popen.send_signal(signal.SIGTERM)
         for service in (survivor, scoring):
-            code = service.proc.wait(DRAIN_SECONDS + 5)
-            assert code == 0, service.log.read_text()[-2000:]
-        assert victim.proc.returncode == -signal.SIGKILL
+            code = service.popen.wait(DRAIN_SECONDS + 5)
+            assert code == 0, service.output()[-2000:]
+        assert victim.popen.returncode == -signal.SIGKILL
     finally:
         await requester.close()
         await client.aclose()
