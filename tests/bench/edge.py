@@ -778,7 +778,7 @@ def attacker_summary(outcome: Outcome) -> str:
     if outcome.attack == "slow":
         closed = outcome.attacker.get("sockets_closed_by_server", 0)
         extra += f"; {closed} sockets closed by the server"
-    return shown + extra
+    return (shown or "none in the window") + extra  # a slow machine may answer none: said so
 
 
 def hint_summary(outcome: Outcome) -> tuple[str, bool | None]:
