@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +19,7 @@ import shared.cli.audit as cli
 from shared.audit.record import build_record, dumps
 from shared.cli.main import main
 from tests.audit.games import Game, with_data
+from tests.servers import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -201,32 +199,8 @@ def test_import_refuses_a_broken_record(
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A redis-server of this module's own (skipped where none is installed)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    workdir = tmp_path_factory.mktemp("redis")
-    server = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.skip("redis-server did not start")
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
 
 
 def test_the_commands_on_a_real_redis(redis_url: str, tmp_path: Path, game: Game) -> None:

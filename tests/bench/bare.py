@@ -154,7 +154,9 @@ def measure(
     each of ``redis_pids`` and the clients."""
     import redis
 
-    from tests.bench.load import cpu_seconds, spare_port, wait_open
+    from tests.bench.load import cpu_seconds
+    from tests.ports import spare_port
+    from tests.servers import listening, wait_until
 
     port = spare_port()
     prefix = f"{PREFIX}{uuid.uuid4().hex[:8]}:"
@@ -165,7 +167,7 @@ def measure(
         subprocess.Popen([*me, "worker", *common]),
     ]
     try:
-        wait_open(port)
+        wait_until(lambda: listening(port), 30, every=0.1, message=f"nothing on port {port}")
         time.sleep(0.5)  # the worker's group exists before the first message
         pids = [p.pid for p in procs] + list(redis_pids)
         before, mine = cpu_seconds(pids), time.process_time()

@@ -17,47 +17,21 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.ports import spare_port  # noqa: E402
+from tests.servers import RedisServer, url_ok, wait_until  # noqa: E402
+
 RUMMY = [sys.executable, "-m", "shared.cli.main"]
-
-
-def spare_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_ready(url: str, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not become ready")
-
-
-def wait_open(port: int, seconds: float = 30.0) -> None:
-    """Wait until something listens on ``port``."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port}")
 
 
 def cpu_seconds(pids: list[int]) -> list[float]:
@@ -96,35 +70,19 @@ REDIS_PID: list[int] = []  # the private redis-server's, while it runs
 
 @contextmanager
 def redis_server() -> Iterator[str]:
-    server = shutil.which("redis-server")
-    if server is None:
+    binary = shutil.which("redis-server")
+    if binary is None:
         raise RuntimeError("redis-server is not on the PATH")
-    port = spare_port()
     folder = tempfile.mkdtemp()
-    proc = subprocess.Popen(
-        [
-            server,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            folder,
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    REDIS_PID[:] = [proc.pid]
     try:
-        time.sleep(0.5)
-        yield f"redis://127.0.0.1:{port}/0"
+        with RedisServer(Path(folder), binary=binary) as server:
+            assert server.proc is not None
+            REDIS_PID[:] = [server.proc.pid]
+            try:
+                yield server.url
+            finally:
+                REDIS_PID.clear()
     finally:
-        REDIS_PID.clear()
-        proc.terminate()
-        proc.wait(timeout=10)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -223,7 +181,7 @@ def main() -> None:
         setup = f"gateway + {args.referees} referees + scoring"
         with processes(env, commands):
             for port in ports:
-                wait_ready(f"http://127.0.0.1:{port}/readyz")
+                wait_until(partial(url_ok, f"http://127.0.0.1:{port}/readyz"), 30, every=0.2)
             url = f"http://127.0.0.1:{gw}"
             metrics = [f"http://127.0.0.1:{p}/metrics" for p in ports]
             for games in sizes(args.closed):
@@ -253,7 +211,7 @@ def main() -> None:
     port = spare_port()
     env = {k: v for k, v in base.items() if k != "REDIS_URL"}
     with processes(env, [[*RUMMY, "serve", "--port", str(port)]]):
-        wait_ready(f"http://127.0.0.1:{port}/readyz")
+        wait_until(partial(url_ok, f"http://127.0.0.1:{port}/readyz"), 30, every=0.2)
         url = f"http://127.0.0.1:{port}"
         for games in sizes(args.serve):
             result = loadtest(url, games, args.duration, None, [f"{url}/metrics"])

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -27,11 +26,11 @@ from typing import Any
 import pytest
 
 from tests.ports import spare_port
+from tests.servers import START_TIMEOUT, url_ok, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
-START_TIMEOUT = 30.0
 SHOTS: list[Path] = []  # the screenshot folder of this run, printed at the end
 
 
@@ -57,19 +56,17 @@ class Server:
             stdout=self.out,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if self.popen.poll() is not None:
-                raise AssertionError(f"rummy serve exited:\n{self.output()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/readyz", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except (OSError, urllib.error.URLError):
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"rummy serve did not get ready:\n{self.output()}")
-            time.sleep(0.1)
+        wait_until(
+            self.ready,
+            START_TIMEOUT,
+            every=0.1,
+            message=lambda: f"rummy serve did not get ready:\n{self.output()}",
+        )
+
+    def ready(self) -> bool:
+        if self.popen.poll() is not None:
+            raise AssertionError(f"rummy serve exited:\n{self.output()}")
+        return url_ok(f"{self.url}/readyz")
 
     def output(self) -> str:
         self.out.flush()

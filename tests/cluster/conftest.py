@@ -10,32 +10,27 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import redis
 
-from tests.ports import spare_port
+from tests.servers import START_TIMEOUT, RedisServer, redis_server_binary, wait_until
 
 NODES = 3
-
-
-def free_port() -> int:
-    """A free port whose cluster bus port (+10000) is free too (both below the ephemeral
-    range: see tests/ports.py)."""
-    return spare_port(bus=True)
 
 
 @dataclass
 class Cluster:
     """The running cluster: its nodes' ports and how to ask each one directly."""
 
-    ports: list[int]
-    workdir: Path
-    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    nodes: list[RedisServer]
+
+    @property
+    def ports(self) -> list[int]:
+        return [node.port for node in self.nodes]
 
     @property
     def url(self) -> str:
@@ -95,64 +90,29 @@ def cluster_ok(port: int) -> bool:
 
 def start_cluster(workdir: Path) -> Cluster:
     """Start ``NODES`` masters, assemble them, wait until every node says ok."""
-    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
-    if server is None or cli is None:
+    cli = shutil.which("redis-cli")
+    if cli is None:
         pytest.skip(
             "redis-server and redis-cli are needed for a real Redis Cluster "
             "(Debian package redis-server; .ci/run installs it)"
         )
-    ports: list[int] = []
-    while len(ports) < NODES:
-        port = free_port()
-        if port not in ports:
-            ports.append(port)
-    cluster = Cluster(ports, workdir)
+    binary = redis_server_binary("a real Redis Cluster is made of redis-server nodes")
+    cluster = Cluster([])
+    while len(cluster.nodes) < NODES:
+        node = RedisServer(workdir, cluster=True, binary=binary)
+        if node.port not in cluster.ports:
+            cluster.nodes.append(node)
     try:
-        for port in ports:
-            log = (workdir / f"redis-{port}.log").open("wb")
-            cluster.procs.append(
-                subprocess.Popen(
-                    [
-                        server,
-                        "--port",
-                        str(port),
-                        "--bind",
-                        "127.0.0.1",
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        str(workdir / f"nodes-{port}.conf"),
-                        "--cluster-node-timeout",
-                        "5000",
-                        "--save",
-                        "",
-                        "--appendonly",
-                        "no",
-                        "--dir",
-                        str(workdir),
-                    ],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            )
-            log.close()
-        deadline = time.monotonic() + 15
-        for port, proc in zip(ports, cluster.procs, strict=True):
-            while True:
-                try:
-                    with cluster.node(port) as node:
-                        node.ping()
-                    break
-                except redis.ConnectionError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"redis-server on port {port} did not start") from None
-                    time.sleep(0.02)
+        for node in cluster.nodes:
+            node.launch()
+        for node in cluster.nodes:
+            node.wait_started()
         created = subprocess.run(
             [
                 cli,
                 "--cluster",
                 "create",
-                *(f"127.0.0.1:{p}" for p in ports),
+                *(f"127.0.0.1:{p}" for p in cluster.ports),
                 "--cluster-replicas",
                 "0",
                 "--cluster-yes",
@@ -165,11 +125,11 @@ def start_cluster(workdir: Path) -> Cluster:
             raise RuntimeError(
                 f"redis-cli --cluster create failed:\n{created.stdout}{created.stderr}"
             )
-        deadline = time.monotonic() + 30
-        while not all(cluster_ok(p) for p in ports):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
-            time.sleep(0.05)
+        wait_until(
+            lambda: all(cluster_ok(p) for p in cluster.ports),
+            START_TIMEOUT,
+            message="the Redis Cluster did not reach cluster_state:ok",
+        )
         return cluster
     except BaseException:
         stop_cluster(cluster)
@@ -177,15 +137,8 @@ def start_cluster(workdir: Path) -> Cluster:
 
 
 def stop_cluster(cluster: Cluster) -> None:
-    for proc in cluster.procs:
-        if proc.poll() is None:
-            proc.terminate()
-    for proc in cluster.procs:
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    for node in cluster.nodes:
+        node.close()
 
 
 @pytest.fixture(scope="module")

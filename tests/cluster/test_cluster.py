@@ -42,9 +42,10 @@ from shared.infra.events import GENESIS_HASH, verify_chain
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
-from tests.cluster.conftest import Cluster, free_port
+from tests.cluster.conftest import Cluster
+from tests.ports import spare_port
+from tests.servers import Process, url_ok, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = 4
 DRAIN_SECONDS = 5.0
 GAMES_PER_NODE = 2
@@ -57,17 +58,6 @@ BOTS_BY_GAME = (["greedy", "random"], ["greedy", "clumsy"], ["random", "greedy"]
 
 
 @dataclass
-class Process:
-    name: str
-    port: int
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:]
-
-
-@dataclass
 class Stack:
     cluster: Cluster
     prefix: str
@@ -75,7 +65,7 @@ class Stack:
     processes: list[Process] = field(default_factory=list)
 
     def start(self, command: str, name: str) -> Process:
-        port = free_port()
+        port = spare_port()
         env = {
             **os.environ,
             "REDIS_URL": self.cluster.url,
@@ -97,35 +87,23 @@ class Stack:
             "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
             "PYTHONUNBUFFERED": "1",
         }
-        log = self.tmp / f"{name}.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "shared.cli.main", command],
-                env=env,
-                cwd=ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        process = Process(name, port, proc, log)
+        args = [sys.executable, "-m", "shared.cli.main", command]
+        process = Process(name, args, env, self.tmp, port)
         self.processes.append(process)
         return process
 
     def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
         for process in self.processes:
-            while True:
-                if process.proc.poll() is not None:
-                    raise AssertionError(f"{process.name} exited:\n{process.tail()}")
-                try:
-                    url = f"http://127.0.0.1:{process.port}/readyz"
-                    with urllib.request.urlopen(url, timeout=2) as response:
-                        if response.status == 200:
-                            break
-                except (urllib.error.URLError, OSError):
-                    pass
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"{process.name} not ready:\n{process.tail()}")
-                time.sleep(0.1)
+
+            def ready(process: Process = process) -> bool:
+                if not process.alive:
+                    raise AssertionError(f"{process.name} exited:\n{process.output()[-3000:]}")
+                return url_ok(f"http://127.0.0.1:{process.port}/readyz")
+
+            def why(process: Process = process) -> str:
+                return f"{process.name} not ready:\n{process.output()[-3000:]}"
+
+            wait_until(ready, timeout, every=0.1, message=why)
 
     @property
     def gateway(self) -> Process:
@@ -135,14 +113,14 @@ class Stack:
         """SIGTERM every process; their exit codes (None: had to be killed)."""
         codes: dict[str, int | None] = {}
         for process in self.processes:
-            if process.proc.poll() is None:
-                process.proc.send_signal(signal.SIGTERM)
+            if process.popen.poll() is None:
+                process.popen.send_signal(signal.SIGTERM)
         for process in self.processes:
             try:
-                codes[process.name] = process.proc.wait(DRAIN_SECONDS + 10)
+                codes[process.name] = process.popen.wait(DRAIN_SECONDS + 10)
             except subprocess.TimeoutExpired:
-                process.proc.kill()
-                process.proc.wait()
+                process.popen.kill()
+                process.popen.wait()
                 codes[process.name] = None
         return codes
 
@@ -162,6 +140,8 @@ def stack(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield built
     finally:
         built.stop()
+        for process in built.processes:
+            process.close()
 
 
 # --- a client of the public API, with bots ----------------------------------------------------
@@ -375,7 +355,7 @@ async def test_games_spread_over_the_nodes_and_every_log_verifies(
     # Their time was the cluster's (one node's TIME), not their hosts'.
     for process in [p for p in stack.processes if p.name.startswith(("referee", "scoring"))]:
         text = process.log.read_text(errors="replace")
-        assert "reading Redis's time failed" not in text, process.tail()
+        assert "reading Redis's time failed" not in text, process.output()[-3000:]
 
     # Every game finished, and its log (read through the cluster client) verifies.
     client = connect(Settings(redis_url=cluster.url, redis_cluster=True, prefix=stack.prefix))
@@ -529,7 +509,9 @@ def test_every_process_drains_on_sigterm(stack: Stack) -> None:
     """SIGTERM stops every process with exit code 0 within the drain deadline, and nothing
     logged an error (run last: it stops the module's services)."""
     codes = stack.stop()
-    assert codes == {p.name: 0 for p in stack.processes}, [p.tail() for p in stack.processes]
+    assert codes == {p.name: 0 for p in stack.processes}, [
+        p.output()[-3000:] for p in stack.processes
+    ]
     for process in stack.processes:
         for line in process.log.read_text(errors="replace").splitlines():
             if line.startswith("{"):

@@ -13,6 +13,7 @@ attempt outside /tmp.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import signal
@@ -20,11 +21,14 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, in a namespace
+
+from tests.servers import listening, wait_until
 
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -48,14 +52,6 @@ def status(url: str, body: bytes | None = None) -> int:
         return 0
 
 
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     workdir = Path(spec["workdir"])
@@ -69,9 +65,8 @@ def main(spec_path: str) -> int:
     procs: dict[str, subprocess.Popen[bytes]] = {}
     result: dict[str, Any] = {"probes": {}, "game": None, "exit": {}, "writes": {}, "logs": {}}
     try:
-        deadline = time.monotonic() + 10
-        while not listening(6379) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        with contextlib.suppress(AssertionError):  # the probes below tell what did not come up
+            wait_until(lambda: listening(6379), 10)
         for process in spec["processes"]:
             log = (workdir / f"{process['name']}.out").open("wb")
             procs[process["name"]] = subprocess.Popen(
@@ -82,18 +77,18 @@ def main(spec_path: str) -> int:
                 stderr=subprocess.STDOUT,
             )
             log.close()
-        deadline = time.monotonic() + 60
-        while True:
+
+        def probed() -> bool:
+            """Every probe's status now; whether all that must answer 200 do."""
             for process in spec["processes"]:
                 for probe in process["probes"]:
                     url = f"http://127.0.0.1:{probe['port']}{probe['path']}"
                     result["probes"][f"{process['name']} {probe['kind']}"] = status(url)
-            done = all(
-                code == 200 or kind.endswith("control") for kind, code in result["probes"].items()
-            )
-            if done or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
+            probes = result["probes"].items()
+            return all(code == 200 or kind.endswith("control") for kind, code in probes)
+
+        with contextlib.suppress(AssertionError):  # the result says which probe did not answer
+            wait_until(probed, 60, every=0.2)
         body = json.dumps({"rules": "robbers", "seats": 2}).encode()
         result["game"] = status(f"http://127.0.0.1:{spec['api_port']}/api/games", body)
         for proc in procs.values():

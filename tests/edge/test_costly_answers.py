@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import signal
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from shared.infra.store.redis import RedisEventStore
 from tests.edge.test_workpool import alive
 from tests.gateway.api import Api, Reply, check_error, play_to_end
 from tests.gateway.conftest import MakeStack, Stack, make_stack  # noqa: F401 - fixtures
+from tests.servers import until
 
 SAFETY = 120.0  # a hang fails the test; never what is asserted
 
@@ -48,12 +48,6 @@ def sample(stack: Stack, name: str, **labels: str) -> float:
     return gateway(stack).metrics.registry.get_sample_value(name, labels) or 0.0
 
 
-async def until(check: Callable[[], Any]) -> None:
-    async with asyncio.timeout(SAFETY):
-        while not check():
-            await asyncio.sleep(0.01)
-
-
 async def hostile_game(stack: Stack) -> tuple[str, list[str]]:
     game_id, _, tokens = await stack.api.new_game("rummikub", 2, HOSTILE)
     return game_id, tokens
@@ -69,7 +63,7 @@ async def hint_in_hand(stack: Stack) -> tuple[asyncio.Task[Reply], str, list[str
     for _ in range(TRIES):
         game_id, tokens = await hostile_game(stack)
         hint = asyncio.create_task(stack.api.call("GET", hint_path(game_id), token=tokens[0]))
-        await until(lambda: pool.running() == 1 or hint.done())  # noqa: B023
+        await until(lambda: pool.running() == 1 or hint.done(), SAFETY, every=0.01)  # noqa: B023
         if not hint.done():
             return hint, game_id, tokens
     raise AssertionError(f"no hostile deal of {TRIES} kept the solver busy")
@@ -168,7 +162,7 @@ async def test_stopping_the_gateway_ends_its_workers(
     stack = await make_stack(hint_seconds=3600)
     hint, _, _ = await hint_in_hand(stack)
     pool = gateway(stack).answers.pool
-    await until(lambda: len(pool.pids()) == 2)
+    await until(lambda: len(pool.pids()) == 2, SAFETY, every=0.01)
     pids = pool.pids()
     async with asyncio.timeout(SAFETY):
         await stack.client.close()  # the app's clean-up stops the pool

@@ -15,7 +15,8 @@ import pytest
 from tests.edge.test_costly_answers import HOSTILE, TRIES
 from tests.edge.test_workpool import alive
 from tests.faults.conftest import MakeDeployment, make_deployment  # noqa: F401 - fixture
-from tests.faults.harness import Client, Ledger, http_status, metric, wait_ready
+from tests.faults.harness import Client, Ledger, metric
+from tests.servers import http_status, wait_ready
 
 pytestmark = pytest.mark.slow
 

@@ -28,6 +28,7 @@ from shared.infra.workpool import (
     WorkPool,
 )
 from tests.edge import jobs
+from tests.servers import until
 
 SAFETY = 120.0  # a hang fails the test; never what is asserted
 
@@ -41,12 +42,6 @@ def alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
-
-
-async def until(check: Callable[[], Any], what: str) -> None:
-    async with asyncio.timeout(SAFETY):
-        while not check():
-            await asyncio.sleep(0.01)
 
 
 def metric(registry: CollectorRegistry, name: str, **labels: str) -> float:
@@ -98,7 +93,8 @@ async def test_a_job_past_its_budget_has_its_worker_killed_and_replaced(
             async with asyncio.timeout(SAFETY):
                 await pool.run("slow", job, str(marker), budget=2)
         assert marker.read_text() == str(first)  # it did run, in that worker
-        await until(lambda: not alive(first), "the worker past its budget is gone")  # noqa: B023
+        gone = "the worker past its budget is gone"
+        await until(lambda: not alive(first), SAFETY, every=0.01, message=gone)  # noqa: B023
         async with asyncio.timeout(SAFETY):
             second = await pool.run("pid", jobs.pid, budget=SAFETY)
         assert second != first and pool.pids() == [second]
@@ -113,9 +109,14 @@ async def test_a_full_pool_refuses_at_once_and_the_queue_drains_in_order(
     pool = await make_pool(size=1, queue=1)
     go = tmp_path / "go"
     running = asyncio.create_task(pool.run("hold", jobs.wait_for, str(go), budget=SAFETY))
-    await until(lambda: pool.running() == 1, "the first job holds the only worker")
+    await until(
+        lambda: pool.running() == 1,
+        SAFETY,
+        every=0.01,
+        message="the first job holds the only worker",
+    )
     queued = asyncio.create_task(pool.run("echo", jobs.echo, "second", budget=SAFETY))
-    await until(lambda: pool.waiting() == 1, "the second job waits")
+    await until(lambda: pool.waiting() == 1, SAFETY, every=0.01, message="the second job waits")
     with pytest.raises(PoolBusy, match="busy"):
         await pool.run("echo", jobs.echo, "third", budget=SAFETY)  # refused, not queued
     assert not running.done() and not queued.done()
@@ -134,7 +135,7 @@ async def test_the_event_loop_runs_while_a_job_holds_its_worker(
     pool = await make_pool(size=1)
     marker = tmp_path / "spin.started"
     job = asyncio.create_task(pool.run("spin", jobs.spin, str(marker), budget=SAFETY))
-    await until(marker.exists, "the job spins")
+    await until(marker.exists, SAFETY, every=0.01, message="the job spins")
     ticks = 0
     for _ in range(20):  # the loop goes round while the job still runs
         await asyncio.sleep(0)
@@ -150,12 +151,22 @@ async def test_a_worker_that_crashes_is_replaced(make_pool: MakePool) -> None:
         before = set(pool.pids())
         with pytest.raises(WorkerLost, match="SIGKILL"):
             await pool.run("crash", jobs.crash, budget=SAFETY)
-        await until(lambda: len(pool.pids()) == 2, "a new worker takes the dead one's place")
+        await until(
+            lambda: len(pool.pids()) == 2,
+            SAFETY,
+            every=0.01,
+            message="a new worker takes the dead one's place",
+        )
         assert len(before & set(pool.pids())) == 1
         # An idle worker killed from outside is noticed and replaced too.
         (victim,) = before & set(pool.pids())
         os.kill(victim, signal.SIGKILL)
-        await until(lambda: victim not in pool.pids() and len(pool.pids()) == 2, "replaced")
+        await until(
+            lambda: victim not in pool.pids() and len(pool.pids()) == 2,
+            SAFETY,
+            every=0.01,
+            message="replaced",
+        )
         asks = [pool.run("echo", jobs.echo, n, budget=SAFETY) for n in range(4)]
         answers = await asyncio.gather(*asks)
     assert answers == [0, 1, 2, 3]
@@ -183,7 +194,7 @@ async def test_no_worker_can_start(make_pool: MakePool) -> None:
     with pytest.raises(WorkerLost, match="no worker could be started"):
         async with asyncio.timeout(SAFETY):
             await pool.run("echo", jobs.echo, 1, budget=SAFETY)
-    await until(lambda: not pool.pids(), "the failed worker is gone")
+    await until(lambda: not pool.pids(), SAFETY, every=0.01, message="the failed worker is gone")
 
 
 async def test_stop_ends_every_worker_and_fails_what_runs(
@@ -191,13 +202,18 @@ async def test_stop_ends_every_worker_and_fails_what_runs(
 ) -> None:
     pool = await make_pool(size=2, queue=1)
     await pool.start(warm=True)
-    await until(lambda: len(pool.pids()) == 2 and pool.running() == 0, "both workers up")
+    await until(
+        lambda: len(pool.pids()) == 2 and pool.running() == 0,
+        SAFETY,
+        every=0.01,
+        message="both workers up",
+    )
     marker = tmp_path / "stall.started"
     held = asyncio.create_task(pool.run("stall", jobs.stall, str(marker), budget=SAFETY))
     other = asyncio.create_task(pool.run("stall", jobs.stall, str(tmp_path / "2"), budget=SAFETY))
-    await until(lambda: pool.running() == 2, "both workers busy")
+    await until(lambda: pool.running() == 2, SAFETY, every=0.01, message="both workers busy")
     waiting = asyncio.create_task(pool.run("echo", jobs.echo, 1, budget=SAFETY))
-    await until(lambda: pool.waiting() == 1, "a job waits")
+    await until(lambda: pool.waiting() == 1, SAFETY, every=0.01, message="a job waits")
     pids = pool.pids()
     async with asyncio.timeout(SAFETY):
         await pool.stop()
@@ -243,10 +259,17 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         assert parent.stdout is not None
         pids = [int(p) for p in parent.stdout.readline().split()]
         assert len(pids) == 2
-        asyncio.run(until(marker.exists, "the job runs"))
+        asyncio.run(until(marker.exists, SAFETY, every=0.01, message="the job runs"))
         parent.kill()
         parent.wait()
-        asyncio.run(until(lambda: not any(alive(p) for p in pids), "the workers died"))
+        asyncio.run(
+            until(
+                lambda: not any(alive(p) for p in pids),
+                SAFETY,
+                every=0.01,
+                message="the workers died",
+            )
+        )
     finally:
         with contextlib.suppress(ProcessLookupError):
             parent.kill()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import Deployment, RedisServer
+from tests.faults.harness import Deployment
+from tests.servers import RedisServer
 
 MakeDeployment = Callable[..., Deployment]
 

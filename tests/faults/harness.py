@@ -1,6 +1,7 @@
-"""What the fault tests share: a redis-server of the test's own (stopped and started again on the
-same port and directory when a test says so), the `rummy` processes, bot players over HTTP that
-behave as a careful client does, and the checks every test ends with.
+"""What the fault tests share: a deployment of the `rummy` processes on a redis-server of the
+test's own (``tests/servers.py``; stopped and started again on the same port and directory when a
+test says so), bot players over HTTP that behave as a careful client does, and the checks every
+test ends with.
 
 A player sends every command with an id and ``expected_version``. An answer is an
 acknowledgement only when it is 200 (accepted) or 422 ``illegal_layout`` (a rejected attempt,
@@ -12,24 +13,19 @@ to a ledger, which the checks hold against the logs at the end.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
-import shutil
 import signal
-import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
-import pytest
-import redis
 import redis.asyncio as aioredis
 
 from shared.audit.source import load_game
@@ -42,6 +38,7 @@ from shared.infra.gamelog import fold_stored
 from shared.infra.store.redis import RedisEventStore
 from tests.gateway.api import command_body
 from tests.ports import spare_port
+from tests.servers import Process, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_ADDRESS_LIMITS = {
@@ -50,160 +47,25 @@ NO_ADDRESS_LIMITS = {
     "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
     "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
 }
-START_TIMEOUT = 30.0
-STOP_TIMEOUT = 20.0
 Json = dict[str, Any]
-
-
-# --- Redis ------------------------------------------------------------------------------------
-
-
-class RedisServer:
-    """A redis-server of one test on a spare port (never the shared one), its files in ``dir``.
-    ``aof``: the append-only file on, flushed per ``fsync`` (``always`` or ``everysec``).
-    ``maxmemory`` (e.g. ``"32mb"``): a memory limit, past which it refuses every write that adds
-    data (``noeviction``: nothing is evicted to make room)."""
-
-    def __init__(
-        self,
-        workdir: Path,
-        aof: bool = False,
-        fsync: str = "always",
-        maxmemory: str | None = None,
-    ) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.skip("the fault tests need redis-server on the PATH")
-        self.binary = binary
-        self.dir = workdir
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = spare_port()
-        self.aof = aof
-        self.fsync = fsync
-        self.maxmemory = maxmemory
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log = self.dir / "redis.log"
-        self.starts = 0
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        """Start it (again: same port, same directory) and wait until it answers."""
-        assert self.proc is None or self.proc.poll() is not None, "redis-server runs already"
-        args = [
-            self.binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "yes" if self.aof else "no",
-            "--appendfsync",
-            self.fsync,
-            "--dir",
-            str(self.dir),
-            "--logfile",
-            str(self.log),
-        ]
-        if self.maxmemory is not None:
-            args += ["--maxmemory", self.maxmemory, "--maxmemory-policy", "noeviction"]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.starts += 1
-        node = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2)
-        deadline = time.monotonic() + START_TIMEOUT
-        try:
-            while True:
-                try:
-                    node.ping()  # LOADING (replaying the AOF) is a ConnectionError too
-                    return
-                except redis.ConnectionError:
-                    if self.proc.poll() is not None:
-                        raise RuntimeError(f"redis-server exited: {self.tail()}") from None
-                    if time.monotonic() > deadline:
-                        raise RuntimeError(f"redis-server did not start: {self.tail()}") from None
-                    time.sleep(0.02)
-        finally:
-            node.close()
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal it (SIGTERM: a clean shutdown, the AOF flushed) and wait for the exit."""
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        return self.proc.wait(STOP_TIMEOUT)
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
 
 
 # --- the rummy processes ----------------------------------------------------------------------
 
 
-class Service:
-    """One `rummy` process, its output in a file."""
+class Service(Process):
+    """One `rummy` process (under ``tests/faults/rummy_main.py``), its output in a file."""
 
     def __init__(self, name: str, command: str, env: dict[str, str], port: int, logs: Path):
-        self.name = name
-        self.command = command
-        self.port = port
-        self.log = logs / f"{name}.log"
-        self.out: IO[bytes] = self.log.open("ab")
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "tests.faults.rummy_main", command],
-            cwd=ROOT,
-            env=env,
-            stdout=self.out,
-            stderr=subprocess.STDOUT,
-        )
+        args = [sys.executable, "-m", "tests.faults.rummy_main", command]
+        super().__init__(name, args, env, logs, port, append=True)
 
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
+    def hung(self) -> None:
+        self.popen.send_signal(signal.SIGUSR1)  # rummy_main: print where every task waits
+        time.sleep(1.0)
 
-    @property
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def output(self) -> str:
-        self.out.flush()
-        return self.log.read_text(errors="replace")
-
-    def log_lines(self) -> list[Json]:
-        lines = []
-        for raw in self.output().splitlines():
-            with contextlib.suppress(ValueError):
-                doc = json.loads(raw)
-                if isinstance(doc, dict):
-                    lines.append(doc)
-        return lines
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        """Signal it and wait for its exit code."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(sig)
-        try:
-            return self.popen.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired as err:
-            self.popen.send_signal(signal.SIGUSR1)  # rummy_main: print where every task waits
-            time.sleep(1.0)
-            self.popen.kill()
-            self.popen.wait()
-            raise AssertionError(f"{self.name} ignored {sig!r}:\n{self.output()[-8000:]}") from err
-
-    def close(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait()
-        self.out.close()
+    def stop(self, sig: int = signal.SIGTERM, shown: int = 8000) -> int:
+        return super().stop(sig, shown)
 
 
 @dataclass
@@ -253,36 +115,6 @@ class Deployment:
             service.close()
 
 
-async def http_status(
-    session: aiohttp.ClientSession, port: int, path: str, timeout: float = 2.0
-) -> tuple[int | None, str]:
-    """(status, body) of a GET, or (None, why) if nothing answered within ``timeout``."""
-    try:
-        async with session.get(
-            f"http://127.0.0.1:{port}{path}", timeout=aiohttp.ClientTimeout(total=timeout)
-        ) as response:
-            return response.status, await response.text()
-    except (aiohttp.ClientError, TimeoutError, OSError) as err:
-        return None, repr(err)
-
-
-async def wait_ready(
-    session: aiohttp.ClientSession, *services: Service, timeout: float = START_TIMEOUT
-) -> None:
-    """Until every service's /readyz answers 200."""
-    deadline = time.monotonic() + timeout
-    for service in services:
-        while True:
-            assert service.alive, f"{service.name} exited:\n{service.output()[-3000:]}"
-            status, _ = await http_status(session, service.port, "/readyz")
-            if status == 200:
-                break
-            assert time.monotonic() < deadline, (
-                f"{service.name} not ready:\n{service.output()[-3000:]}"
-            )
-            await asyncio.sleep(0.05)
-
-
 def metric(text: str, name: str, **labels: str) -> float:
     """The sum of a metric's samples (with those labels) in a /metrics text."""
     total = 0.0
@@ -293,18 +125,6 @@ def metric(text: str, name: str, **labels: str) -> float:
         if all(f'{k}="{v}"' in sample for k, v in labels.items()):
             total += float(value)
     return total
-
-
-async def until(what: Any, timeout: float, every: float = 0.05, message: str = "") -> Any:
-    """Poll the coroutine function ``what`` until it returns something true."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await what()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(message or f"still {value!r} after {timeout} s")
-        await asyncio.sleep(every)
 
 
 # --- players over HTTP ------------------------------------------------------------------------
@@ -516,12 +336,12 @@ async def check_logs(
     finally:
         await client.aclose()
     for ack in ledger.acks:
-        runs = command_runs(logs[ack.game_id]).get(ack.cid)
-        assert runs, f"acknowledged command {ack.cid} of {ack.game_id} is not in its log"
-        last = logs[ack.game_id][runs[0][-1] - 1]
+        acked = command_runs(logs[ack.game_id]).get(ack.cid)
+        assert acked, f"acknowledged command {ack.cid} of {ack.game_id} is not in its log"
+        last = logs[ack.game_id][acked[0][-1] - 1]
         assert (last.version, last.hash) == (ack.version, ack.head), (ack, last.version)
         if ack.status == 422:  # a recorded attempt; one past max_rejections ends the turn too
-            kinds = [logs[ack.game_id][v - 1].type for v in runs[0]]
+            kinds = [logs[ack.game_id][v - 1].type for v in acked[0]]
             assert kinds[:1] == ["CommandRejected"], kinds
             assert len(kinds) == 1 or kinds[1] == "TurnForfeited", kinds
     return logs

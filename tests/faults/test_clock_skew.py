@@ -25,7 +25,8 @@ from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import Deployment, until, wait_ready
+from tests.faults.harness import Deployment
+from tests.servers import until, wait_ready
 from tests.services.driver import create_game
 
 pytestmark = pytest.mark.slow

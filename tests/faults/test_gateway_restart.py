@@ -22,7 +22,8 @@ import pytest
 from aiohttp import WSCloseCode, WSMsgType
 
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import Client, Json, Ledger, check_logs, play, until, wait_ready
+from tests.faults.harness import Client, Json, Ledger, check_logs, play
+from tests.servers import until, wait_ready
 
 pytestmark = pytest.mark.slow
 

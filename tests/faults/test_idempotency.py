@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 
 from shared.infra.keys import Keys
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import wait_ready
+from tests.servers import wait_ready
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,8 @@ import redis
 from services.gateway.errors import ERROR_CODES
 from shared.infra.keys import Keys
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import Json, Service, until, wait_ready
+from tests.faults.harness import Json, Service
+from tests.servers import until, wait_ready
 
 pytestmark = pytest.mark.slow
 

@@ -45,7 +45,8 @@ from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult
 from shared.infra.store.redis import RedisEventStore
 from tests.clocks import Clock
-from tests.faults.harness import Ack, Ledger, RedisServer, check_logs, until
+from tests.faults.harness import Ack, Ledger, check_logs
+from tests.servers import RedisServer, until
 from tests.services.conftest import settled
 from tests.services.driver import command_body, create_game
 

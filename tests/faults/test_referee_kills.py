@@ -26,16 +26,8 @@ import redis.asyncio as aioredis
 from shared.infra.bus import REFEREES
 from shared.infra.keys import Keys
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import (
-    Client,
-    Deployment,
-    Ledger,
-    Service,
-    check_logs,
-    play,
-    until,
-    wait_ready,
-)
+from tests.faults.harness import Client, Deployment, Ledger, Service, check_logs, play
+from tests.servers import until, wait_ready
 
 pytestmark = pytest.mark.slow
 

@@ -28,18 +28,8 @@ from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import (
-    ROOT,
-    Client,
-    Deployment,
-    Ledger,
-    check_logs,
-    http_status,
-    metric,
-    play,
-    until,
-    wait_ready,
-)
+from tests.faults.harness import ROOT, Client, Deployment, Ledger, check_logs, metric, play
+from tests.servers import http_status, until, wait_ready
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,9 @@ import aiohttp
 import pytest
 
 from tests.faults.conftest import MakeDeployment
-from tests.faults.harness import Client, Json, Ledger, check_logs, http_status, metric, wait_ready
+from tests.faults.harness import Client, Json, Ledger, check_logs, metric
 from tests.gateway.rawsocket import CLOSE, RawSocket, close_code
+from tests.servers import http_status, wait_ready
 
 pytestmark = pytest.mark.slow
 

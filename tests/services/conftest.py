@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from tests.clocks import Clock
+from tests.servers import until
 
 
 def redis_client() -> Any:
@@ -106,14 +106,7 @@ class Stack:
 
     async def until(self, what: Any, timeout: float = 10.0, every: float = 0.02) -> Any:
         """Poll the coroutine function ``what`` until it returns something true."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = await what()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"still {value!r} after {timeout} s")
-            await asyncio.sleep(every)
+        return await until(what, timeout, every)
 
 
 @pytest.fixture

@@ -9,24 +9,19 @@ own and deletes exactly those keys; with neither it is skipped.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import aiohttp
 import pytest
-import redis
 import redis.asyncio as aioredis
 
 from shared.infra.bus import REFEREES, Bus, Requester, partition_of
@@ -35,77 +30,19 @@ from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from tests.ports import spare_port
+from tests.servers import Process, own_redis_url, until, wait_ready
 from tests.services.conftest import delete_prefixed
 from tests.services.driver import create_game, drive
 
-ROOT = Path(__file__).resolve().parents[2]
 DRAIN_SECONDS = 5.0
 PARTITIONS = 2
-
-
-def free_port() -> int:
-    return spare_port()
 
 
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A private redis-server for this module, else REDIS_URL, else skip."""
-    server = shutil.which("redis-server")
-    if server is None:
-        url = os.environ.get("REDIS_URL")
-        if not url:
-            pytest.skip("neither redis-server on the PATH nor REDIS_URL: no real Redis")
+    with own_redis_url(tmp_path_factory.mktemp("redis")) as url:
         yield url
-        return
-    workdir = tmp_path_factory.mktemp("redis")
-    port = free_port()
-    options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)]
-    proc = subprocess.Popen(
-        [server, "--port", str(port), *options],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        node = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                node.ping()
-                break
-            except redis.ConnectionError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server on port {port} did not start") from None
-                time.sleep(0.02)
-        node.close()
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@dataclass
-class Service:
-    """One `rummy` process."""
-
-    name: str
-    port: int
-    proc: subprocess.Popen[bytes]
-    log: Path
-    out: IO[bytes]
-
-    def log_lines(self) -> list[dict[str, Any]]:
-        self.out.flush()
-        lines = []
-        for raw in self.log.read_text(errors="replace").splitlines():
-            try:
-                lines.append(json.loads(raw))
-            except ValueError:
-                lines.append({"unparsed": raw})
-        return lines
 
 
 @dataclass
@@ -113,10 +50,10 @@ class Deployment:
     url: str
     prefix: str
     tmp: Path
-    services: list[Service] = field(default_factory=list)
+    services: list[Process] = field(default_factory=list)
 
-    def start(self, command: str, consumer: str) -> Service:
-        port = free_port()
+    def start(self, command: str, consumer: str) -> Process:
+        port = spare_port()
         env = {
             **os.environ,
             "REDIS_URL": self.url,
@@ -130,25 +67,14 @@ class Deployment:
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "PYTHONUNBUFFERED": "1",
         }
-        log = self.tmp / f"{consumer}.log"
-        out = log.open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", command],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-        service = Service(consumer, port, proc, log, out)
+        args = [sys.executable, "-m", "shared.cli.main", command]
+        service = Process(consumer, args, env, self.tmp, port)
         self.services.append(service)
         return service
 
     def stop_all(self) -> None:
         for service in self.services:
-            if service.proc.poll() is None:
-                service.proc.kill()
-                service.proc.wait()
-            service.out.close()
+            service.close()
 
 
 @pytest.fixture
@@ -166,25 +92,9 @@ async def deployment(redis_url: str, tmp_path: Path) -> AsyncIterator[Deployment
             await client.aclose()
 
 
-async def http_get(session: aiohttp.ClientSession, service: Service, path: str) -> tuple[int, str]:
+async def http_get(session: aiohttp.ClientSession, service: Process, path: str) -> tuple[int, str]:
     async with session.get(f"http://127.0.0.1:{service.port}{path}") as response:
         return response.status, await response.text()
-
-
-async def wait_ready(session: aiohttp.ClientSession, service: Service, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if service.proc.poll() is not None:
-            raise AssertionError(f"{service.name} exited: {service.log.read_text()[-2000:]}")
-        try:
-            status, _ = await http_get(session, service, "/readyz")
-            if status == 200:
-                return
-        except aiohttp.ClientError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{service.name} not ready: {service.log.read_text()[-2000:]}")
-        await asyncio.sleep(0.05)
 
 
 def metric_total(text: str, name: str) -> float:
@@ -225,7 +135,7 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             # the game is in its hands (read, not acknowledged), then kill it. A referee frozen
             # between two reads takes nothing (its lease runs out and the other one goes on):
             # then it is let go and caught again.
-            await _until(lambda: _version_at_least(games, game_id, 30), 60)
+            await until(lambda: _version_at_least(games, game_id, 30), 60, every=0.005)
             lease = keys.lease(partition_of(game_id, PARTITIONS))
             for _ in range(10):
                 holder = await client.get(lease)
@@ -234,25 +144,25 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
                     await asyncio.sleep(0.2)  # between two holders
                     continue
                 victim = named[0]
-                victim.proc.send_signal(signal.SIGSTOP)
+                victim.popen.send_signal(signal.SIGSTOP)
                 try:
-                    await _until(partial(_has_pending, client, keys, victim.name), 3)
+                    await until(partial(_has_pending, client, keys, victim.name), 3, every=0.005)
                     break
                 except AssertionError:
-                    victim.proc.send_signal(signal.SIGCONT)
+                    victim.popen.send_signal(signal.SIGCONT)
                     await asyncio.sleep(1.0)
             else:
                 raise AssertionError("no referee was ever caught holding a command")
             survivor = next(r for r in referees if r is not victim)
-            victim.proc.send_signal(signal.SIGKILL)
-            victim.proc.wait(5)
+            victim.popen.send_signal(signal.SIGKILL)
+            victim.popen.wait(5)
             killed_at = (await games.load(game_id, fresh=True)).state
             assert killed_at.status != "finished"
 
             driven = await asyncio.wait_for(driving, 120)
 
             # The survivor took over the dead referee's pending commands.
-            await _until(lambda: _no_pending(client, keys), 10)
+            await until(lambda: _no_pending(client, keys), 10, every=0.005)
             _, text = await http_get(session, survivor, "/metrics")
             assert metric_total(text, "referee_commands_total") > 0
             assert metric_total(text, "referee_claimed_total") >= 1
@@ -294,22 +204,14 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
 
         # SIGTERM: the others drain and exit 0 within the deadline.
         for service in (survivor, scoring):
-            service.proc.send_signal(signal.SIGTERM)
+            service.popen.send_signal(signal.SIGTERM)
         for service in (survivor, scoring):
-            code = service.proc.wait(DRAIN_SECONDS + 5)
-            assert code == 0, service.log.read_text()[-2000:]
-        assert victim.proc.returncode == -signal.SIGKILL
+            code = service.popen.wait(DRAIN_SECONDS + 5)
+            assert code == 0, service.output()[-2000:]
+        assert victim.popen.returncode == -signal.SIGKILL
     finally:
         await requester.close()
         await client.aclose()
-
-
-async def _until(what: Any, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not await what():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {timeout} s")
-        await asyncio.sleep(0.005)
 
 
 async def _version_at_least(games: GameLog, game_id: str, version: int) -> bool:

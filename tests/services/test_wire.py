@@ -19,8 +19,8 @@ from shared.infra.autopipe import AutoPipeline, autopipe
 from shared.infra.connection import WiredRedis, connect
 from shared.infra.settings import Settings
 from shared.infra.wire import NAME, Wire
-from tests.faults.harness import RedisServer
 from tests.ports import spare_port
+from tests.servers import RedisServer
 
 SECRET = "wire-test-secret"
 

@@ -8,77 +8,32 @@ used (never FLUSH: the machine's Redis is shared with others).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from uuid import uuid4
 
 import pytest
-import redis
 from fakeredis.aioredis import FakeRedis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from store_backends import ALL_BACKENDS, REDIS_BACKENDS, Backend
 
-from tests.cluster.conftest import free_port  # a port whose cluster bus port is free too
+from tests.servers import START_TIMEOUT, RedisServer, redis_server_binary, wait_until
 
 
 @pytest.fixture(scope="session")
 def cluster_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """A single-node Redis Cluster with every slot, started for this session and stopped after."""
-    server = shutil.which("redis-server")
-    if server is None:
-        pytest.skip("redis-server is not on the PATH: no Redis Cluster to test against")
-    workdir: Path = tmp_path_factory.mktemp("redis-cluster")
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            server,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            str(workdir / "nodes.conf"),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        node = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                node.ping()
-                break
-            except redis.ConnectionError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server on port {port} did not start") from None
-                time.sleep(0.02)
-        node.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
-        while not _cluster_ok(node.execute_command("CLUSTER", "INFO")):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test Redis Cluster did not reach cluster_state:ok")
-            time.sleep(0.02)
-        node.close()
-        yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    binary = redis_server_binary("no Redis Cluster to test against")
+    with RedisServer(tmp_path_factory.mktemp("redis-cluster"), cluster=True, binary=binary) as node:
+        with node.client() as client:
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            wait_until(
+                lambda: _cluster_ok(client.execute_command("CLUSTER", "INFO")),
+                START_TIMEOUT,
+                every=0.02,
+                message="the test Redis Cluster did not reach cluster_state:ok",
+            )
+        yield node.port
 
 
 def _cluster_ok(info: object) -> bool:
