@@ -59,7 +59,8 @@ import aiohttp  # noqa: E402
 from shared.core.bots import BOTS  # noqa: E402
 from shared.core.rulesets import rule_set  # noqa: E402
 from shared.core.views import seat_view_from_json  # noqa: E402
-from tests.faults.harness import Deployment, Service  # noqa: E402
+from shared.infra.settings import Settings  # noqa: E402
+from tests.faults.harness import NO_ADDRESS_LIMITS, Deployment, Service  # noqa: E402
 from tests.gateway.api import command_body  # noqa: E402
 from tests.servers import RedisServer, wait_ready  # noqa: E402
 
@@ -87,6 +88,11 @@ UNBOUNDED = {  # the builder's gateway only: a long game is built quickly, then 
     "RUMMY_LIMIT_CREATE_PER_MINUTE": "1000000",
     "RUMMY_LIMIT_SEAT_PER_MINUTE": "1000000",
 }
+
+DEFAULT_ADDRESS_LIMITS = {
+    name: str(getattr(Settings(), name[6:].lower())) for name in NO_ADDRESS_LIMITS
+}
+"""The per-address limits at their defaults (the fault harness's deployments turn them off)."""
 
 P99_LIMIT = 3.0  # the unrelated p99 during an attack, at most this times its p99 without
 HINT_SLACK = 0.5  # a hint is answered or refused within its budget plus this
@@ -614,6 +620,9 @@ async def one_attack(
     kind: str, redis: RedisServer, logs: Path, args: argparse.Namespace
 ) -> Outcome:
     settings = {
+        # The limits as deployed (the fault harness turns those per address off for its tests'
+        # players, who all come from 127.0.0.1; here every client has an address of its own).
+        **DEFAULT_ADDRESS_LIMITS,
         "RUMMY_TRUSTED_PROXIES": "127.0.0.1",
         "RUMMY_HINT_SECONDS": str(args.hint_seconds),
         "RUMMY_LOG_LEVEL": "info",
