@@ -22,7 +22,8 @@ from shared.core.cards import deck
 from shared.core.events import CardDiscarded, Event, RoundDealt, TurnStarted
 from shared.core.shuffle import shuffle_key
 from shared.core.visibility import EVERYONE, SEAT_ONLY, Sight
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain, compute_hash
+from shared.infra.chain import chain, compute_hash
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 from tests.audit.games import Game
 from tests.secrecy import (
     assert_each_within,

@@ -28,7 +28,7 @@ from shared.cli.main import main
 from shared.core.events import TurnPassed, event_from
 from shared.core.evolve import fold
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 from tests.audit.games import Game, play_game
 
 ROOT = Path(__file__).resolve().parents[2]

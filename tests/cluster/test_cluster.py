@@ -37,11 +37,12 @@ from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.infra.chain import verify_chain
 from shared.infra.connection import connect
-from shared.infra.events import GENESIS_HASH, verify_chain
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
+from shared.infra.stored import GENESIS_HASH
 from tests.cluster.conftest import Cluster, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

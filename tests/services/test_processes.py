@@ -30,7 +30,7 @@ import redis
 import redis.asyncio as aioredis
 
 from shared.infra.bus import REFEREES, Bus, Requester, partition_of
-from shared.infra.events import verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
