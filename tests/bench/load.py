@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-RUMMY = [sys.executable, "-m", "shared.cli.main"]
+RUMMY = [sys.executable, "-m", "services.main"]
 
 
 def spare_port() -> int:

@@ -101,7 +101,7 @@ class Stack:
         log = self.tmp / f"{name}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "shared.cli.main", command],
+                [sys.executable, "-m", "services.main", command],
                 env=env,
                 cwd=ROOT,
                 stdout=out,

@@ -67,7 +67,7 @@ class Proc:
 
 
 def rummy(*args: str) -> list[str]:
-    return [sys.executable, "-m", "shared.cli.main", *args]
+    return [sys.executable, "-m", "services.main", *args]
 
 
 def base_env(**extra: str) -> dict[str, str]:

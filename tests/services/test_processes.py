@@ -133,7 +133,7 @@ class Deployment:
         log = self.tmp / f"{consumer}.log"
         out = log.open("wb")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", command],
+            [sys.executable, "-m", "services.main", command],
             env=env,
             cwd=ROOT,
             stdout=out,

@@ -15,9 +15,9 @@ import fakeredis
 import pytest
 
 import shared.cli.audit as audit_cli
+from services.main import main
 from services.scoring.projections import game_standings
 from services.scoring.scoring import INTERESTING
-from shared.cli.main import main
 from shared.core.bots import BOTS
 from shared.core.codes import Rejection
 from shared.core.commands import Command

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.main import main
+from services.main import main
 from shared.cli.simulate import wilson
 from shared.core.bots import BOTS
 from shared.core.cards import cards_str, parse_cards
