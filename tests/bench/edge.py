@@ -56,9 +56,9 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from shared.core.bots import BOTS  # noqa: E402
 from shared.core.rulesets import rule_set  # noqa: E402
 from shared.core.views import seat_view_from_json  # noqa: E402
+from shared.play.bots import BOTS  # noqa: E402
 from tests.faults.harness import Deployment, RedisServer, Service, wait_ready  # noqa: E402
 from tests.gateway.api import command_body  # noqa: E402
 

@@ -32,7 +32,6 @@ import aiohttp
 import pytest
 from redis.exceptions import ClusterCrossSlotError, MovedError, RedisClusterException
 
-from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
@@ -43,6 +42,7 @@ from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
 from shared.infra.stored import GENESIS_HASH
+from shared.play.bots import BOTS
 from tests.cluster.conftest import Cluster, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from shared.core.events import Event, TurnStarted
-from shared.core.selfplay import SelfPlay
+from shared.play.selfplay import SelfPlay
 
 from .helpers import bots
 

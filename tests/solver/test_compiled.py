@@ -158,7 +158,7 @@ def test_importing_the_solver_loads_nothing_until_its_first_use() -> None:
     probe = (
         "import sys; from pathlib import Path; from shared.solver import compiled; "
         "read = []; compiled.fingerprint = lambda folder=None: read.append(1) or ''; "
-        "import shared.core, shared.core.bots, services.main, shared.cli.solve, shared.solver; "
+        "import shared.core, shared.play.bots, services.main, shared.cli.solve, shared.solver; "
         "from shared.solver import GOALS, Play, arrange, solve; "
         "loaded = 'shared.solver.dp' in sys.modules; "
         "from shared.core.rulesets import rule_set; "
