@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from services.main import main
 from shared.cli.io import InputError
 from shared.cli.judge import judge
-from shared.cli.main import main
 from shared.core.judgement import REJECTION_CODES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +33,9 @@ BLUE_SPLIT: dict[str, Any] = {
 
 
 def run_cli(stdin: str) -> subprocess.CompletedProcess[str]:
-    """``python -m shared.cli.main judge`` with ``stdin``."""
+    """``python -m services.main judge`` with ``stdin``."""
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "judge"],
+        [sys.executable, "-m", "services.main", "judge"],
         input=stdin,
         capture_output=True,
         text=True,

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
+from services.main import COMMANDS
 from shared.cli.io import InputError
-from shared.cli.main import COMMANDS
 from shared.cli.score import score
 
 
 def run_cli(stdin: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "score"],
+        [sys.executable, "-m", "services.main", "score"],
         input=stdin,
         capture_output=True,
         text=True,
@@ -58,7 +58,7 @@ def test_input_that_is_not_json_exits_2() -> None:
 def test_score_is_a_registered_subcommand() -> None:
     assert COMMANDS["score"] == "shared.cli.score"
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "score", "--help"],
+        [sys.executable, "-m", "services.main", "score", "--help"],
         capture_output=True,
         text=True,
         check=False,

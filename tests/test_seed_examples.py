@@ -62,7 +62,7 @@ def meld_ok(preset: str, text: str, **options: object) -> bool:
 def judge_cli(doc: dict[str, Any]) -> dict[str, Any]:
     """Run ``rummy judge`` in a subprocess; exit 0 and one JSON document expected."""
     proc = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "judge"],
+        [sys.executable, "-m", "services.main", "judge"],
         input=json.dumps(doc),
         capture_output=True,
         text=True,

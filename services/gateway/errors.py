@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from shared.core.codes import REJECTIONS
+from shared.infra.errorshape import error_body as error_body  # the shape, used from here
 
 GATEWAY_ERRORS: dict[str, str] = {
     "unauthorized": "a token is missing where one is needed, or it is not a token of this game",
@@ -58,11 +59,6 @@ CONFLICTS = frozenset(
         "not_finished",
     }
 )
-
-
-def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    """The JSON of an error answer."""
-    return {"error": {"code": code, "message": message}, **extra}
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> web.Response:

@@ -19,7 +19,7 @@ from shared.core.cards import cards_str, sorted_cards
 from shared.core.events import Melds
 from shared.core.rulesets import RuleSet
 from shared.infra import codec
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 from shared.solver import Goal
 
 

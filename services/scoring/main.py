@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM (or, with ``--rebuild``, be `rummy rebuild`: one command, one report,
     one exit code)."""
     if args.rebuild:
-        from shared.cli import audit
+        from services.scoring import rebuild
 
-        return audit.run(argparse.Namespace(command="rebuild"))
+        return rebuild.run(argparse.Namespace(command="rebuild"))
     try:
         settings = Settings.from_env()
     except SettingsError as err:

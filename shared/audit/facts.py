@@ -69,7 +69,7 @@ from shared.core.scoring import ScoringError
 from shared.core.shuffle import commitment
 from shared.core.state import GameState
 from shared.infra import codec
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 
 Decided = list[Event] | Rejection | Exception
 MAX_OUTCOME = 16  # more events than one command makes: where its shuffle outcomes are sought

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from shared.core.visibility import EVERYONE, Sight
-from shared.infra.events import StoredEvent
 from shared.infra.keys import check_game_id
+from shared.infra.stored import StoredEvent
 
 FORMAT = "rrec"
 VERSION = 1

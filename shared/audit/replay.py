@@ -44,7 +44,7 @@ from shared.core.state import GameState
 from shared.core.views import event_json, iso_time, standings
 from shared.core.visibility import COMMAND_ID, PILE, STOCK, Sight, sees_field
 from shared.infra import codec
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 
 Viewer = int | Literal["spectator"] | None
 SPECTATOR: Literal["spectator"] = "spectator"

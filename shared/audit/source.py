@@ -18,9 +18,10 @@ from typing import Any, cast
 from shared.audit.record import GameRecord, RecordError, build_record
 from shared.audit.replay import command_spans
 from shared.infra import codec
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.store.base import EventStore
 from shared.infra.store.redis import EVENT_FIELD, PAGE, RedisEventStore
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 class SourceError(Exception):

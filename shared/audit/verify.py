@@ -5,7 +5,7 @@ and the receipts players kept; no I/O. The checks:
 
 ``chain``
     every hash recomputes from its envelope and links to its predecessor, versions contiguous
-    from 1 (``shared.infra.events.verify_chain``).
+    from 1 (``shared.infra.chain.verify_chain``).
 ``head``
     the head the store (or the record's last line) claims is the chain's last event.
 ``header`` (records only)
@@ -42,7 +42,8 @@ from collections.abc import Sequence
 from shared.audit.facts import walk
 from shared.audit.record import GameRecord, Header, RecordError, header_of
 from shared.audit.verdicts import CHECKS, Audit, Receipt, Status, Verdict, short
-from shared.infra.events import GENESIS_HASH, StoredEvent, compute_hash, verify_chain
+from shared.infra.chain import compute_hash, verify_chain
+from shared.infra.stored import GENESIS_HASH, StoredEvent
 
 __all__ = [
     "CHECKS",

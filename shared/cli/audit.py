@@ -1,9 +1,9 @@
-"""`rummy replay`, `rummy audit`, `rummy export`, `rummy verify`, `rummy import`, `rummy rebuild`:
-settle disputes from a game's log, in the store at ``REDIS_URL`` or in a game record file.
+"""`rummy replay`, `rummy audit`, `rummy export`, `rummy verify`, `rummy import`: settle
+disputes from a game's log, in the store at ``REDIS_URL`` or in a game record file.
 
 Exit codes: 0 when everything holds, 1 when a check fails (the message names the first bad
-event) or a rebuild finds differences, 2 for bad input (an unknown game, a malformed record or
-receipt, a missing ``REDIS_URL``). Everything heavy is imported when a command runs, so that
+event), 2 for bad input (an unknown game, a malformed record or receipt, a missing
+``REDIS_URL``). Everything heavy is imported when a command runs, so that
 building the parser (and `rummy judge`) stays fast.
 """
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-NAMES = ("replay", "audit", "export", "verify", "import", "rebuild")
+NAMES = ("replay", "audit", "export", "verify", "import")
 T = TypeVar("T")
 
 
@@ -48,7 +48,7 @@ def _receipt_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the six commands (once, however many ``COMMANDS`` entries point here)."""
+    """Add the five commands (once, however many ``COMMANDS`` entries point here)."""
     if "replay" in sub.choices:
         return
     replay = sub.add_parser(
@@ -106,16 +106,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     load.add_argument("file", metavar="FILE", help="the game record")
 
-    sub.add_parser(
-        "rebuild",
-        help="rebuild every projection from the logs and report differences",
-        description="Drops the standings, leaderboard and player statistics of the store at "
-        "REDIS_URL and rebuilds them from the game logs; prints {games, differences, "
-        "games_differing}; exit 0 if the live projections were what the logs give, 1 if they "
-        "differed (they are repaired either way), 2 for bad input (no REDIS_URL). "
-        "`rummy scoring --rebuild` is the same command.",
-    )
-
 
 def run(args: argparse.Namespace) -> int:
     """Run the command ``args.command``."""
@@ -125,7 +115,6 @@ def run(args: argparse.Namespace) -> int:
         "export": _export,
         "verify": _verify,
         "import": _import,
-        "rebuild": _rebuild,
     }
     from shared.audit.record import RecordError
     from shared.audit.replay import ReplayError
@@ -446,33 +435,4 @@ def _import(args: argparse.Namespace) -> int:
     others = [v for v in audit.verdicts if v.failed]
     if others:
         print(f"note: the record fails {', '.join(v.check for v in others)} (rummy verify)")
-    return EXIT_OK
-
-
-def _rebuild(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from services.scoring.scoring import Scoring
-    from shared.infra.settings import Settings
-
-    client, prefix = open_client()
-
-    async def main() -> dict[str, Any]:
-        try:
-            settings = Settings.from_env(prefix=prefix)
-            return await Scoring(client, settings).rebuild()
-        finally:
-            await client.aclose()
-
-    report = asyncio.run(main())
-    print(json.dumps(report))
-    if report["differences"]:
-        games = report.get("games_differing") or []
-        named = f" (standings of {', '.join(games)})" if games else ""
-        print(
-            f"rummy rebuild: the live projections differed in "
-            f"{', '.join(report['differences'])}{named}; rebuilt from the logs",
-            file=sys.stderr,
-        )
-        return EXIT_FAILED
     return EXIT_OK

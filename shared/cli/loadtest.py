@@ -22,12 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.bots import BOTS, Bot
 from shared.core.cards import card_str
 from shared.core.commands import Command, Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra import jsontext
+from shared.play.bots import BOTS, Bot
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,12 +12,12 @@ import time
 from collections import Counter
 from typing import Any
 
-from shared.core.bots import BOTS
 from shared.core.events import RoundEnded
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
 from shared.core.scoring import hand_penalty
-from shared.core.selfplay import SelfPlay
 from shared.core.views import standings
+from shared.play.bots import BOTS
+from shared.play.selfplay import SelfPlay
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -34,7 +34,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 
 FORMAT = 1
 """Layout of the stored record (the ``fmt`` field); a decoder refuses any other."""

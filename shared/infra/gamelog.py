@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from shared.core.events import Event, event_from, to_data
 from shared.core.evolve import evolve
 from shared.core.state import GameState
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent
 from shared.infra.store.base import AppendResult, EventStore
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 def to_new(event: Event, actor: str | None) -> NewEvent:

@@ -26,7 +26,7 @@ import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 
-from services.gateway.errors import error_body
+from shared.infra.errorshape import error_body
 
 MAX_REQUEST_LINE = 16 * 1024
 """The longest request target (path and query) a server reads, in bytes: longer is a

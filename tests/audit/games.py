@@ -8,11 +8,12 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shared.core.bots import BOTS
 from shared.core.events import Event
-from shared.core.selfplay import GameReport, SelfPlay
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain
+from shared.infra.chain import chain
 from shared.infra.gamelog import to_new
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
+from shared.play.bots import BOTS
+from shared.play.selfplay import GameReport, SelfPlay
 
 SEATS3 = ("clumsy", "greedy", "random")
 GREEDY3 = ("greedy", "greedy", "greedy")

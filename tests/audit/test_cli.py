@@ -16,8 +16,8 @@ import fakeredis
 import pytest
 
 import shared.cli.audit as cli
+from services.main import main
 from shared.audit.record import build_record, dumps
-from shared.cli.main import main
 from tests.audit.games import Game, with_data
 from tests.servers import RedisServer
 
@@ -39,7 +39,7 @@ def _tampered(tmp_path: Path, game: Game) -> tuple[Path, int]:
 def _rummy(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("RUMMY_")}
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
+        [sys.executable, "-m", "services.main", *args],
         cwd=ROOT,
         env=clean | (env or {}),
         capture_output=True,

@@ -10,7 +10,7 @@ import pytest
 
 from shared.audit.replay import replay
 from shared.audit.verify import Audit, audit_log
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 from tests.audit.games import Game, play_game, rechain, with_data
 
 STUBBORN = ("stubborn", "random", "stubborn")

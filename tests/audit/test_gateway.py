@@ -22,12 +22,12 @@ from services.referee.referee import Referee
 from services.scoring.scoring import Scoring
 from shared.audit.record import loads
 from shared.audit.verify import Receipt, audit_record
-from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra.settings import Settings
+from shared.play.bots import BOTS
 
 OPERATOR = "operator-secret-token"
 

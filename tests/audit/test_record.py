@@ -17,8 +17,9 @@ from shared.audit.record import (
     loads,
     parse_record,
 )
+from shared.infra.chain import chain, compute_hash, verify_chain
 from shared.infra.codec import Upcasters
-from shared.infra.events import GENESIS_HASH, NewEvent, chain, compute_hash, verify_chain
+from shared.infra.stored import GENESIS_HASH, NewEvent
 from tests.audit.games import Game
 
 

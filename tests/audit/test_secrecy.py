@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from services.gateway.app import _event_for
+from services.gateway.state import event_for
 from shared.audit.record import NotFinished, build_record
 from shared.audit.replay import SPECTATOR, Timeline, replay, timeline
 from shared.core.cards import deck
 from shared.core.events import CardDiscarded, Event, RoundDealt, TurnStarted
 from shared.core.shuffle import shuffle_key
 from shared.core.visibility import EVERYONE, SEAT_ONLY, Sight
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain, compute_hash
+from shared.infra.chain import chain, compute_hash
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 from tests.audit.games import Game
 from tests.secrecy import (
     assert_each_within,
@@ -159,7 +160,7 @@ def test_no_feed_page_shows_a_hidden_card(games: list[Game]) -> None:
             if after.status == "finished":
                 break
             for viewer in viewers:
-                shown = _event_for(stored, viewer, False)
+                shown = event_for(stored, viewer, False)
                 assert [shown[k] for k in ENVELOPE] == [stored.version, stored.time, stored.hash]
                 data = {k: v for k, v in shown.items() if k not in ENVELOPE}
                 where = (game.game_id, stored.version, viewer)
@@ -180,8 +181,8 @@ def test_one_declaration_hides_a_field_on_every_path(
     assert isinstance(discard, CardDiscarded)
     other = (discard.seat + 1) % line.final.seats
     stored = pile_game.events[index]
-    assert _event_for(stored, other, False)["card"] is None
-    assert _event_for(stored, discard.seat, False)["card"] is not None
+    assert event_for(stored, other, False)["card"] is None
+    assert event_for(stored, discard.seat, False)["card"] is not None
     cut = index + 1
     result = replay(pile_game.events[:cut], version=stored.version, viewer=other)
     (command,) = result["commands"]
@@ -265,8 +266,8 @@ def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[G
         if stored.type != "CardDrawn" or served[index - 1].type != "TurnTimedOut":
             continue
         viewer = (stored.data["seat"] + 1) % line.final.seats
-        shown = _event_for(stored, viewer, False)
-        timed_out = _event_for(served[index - 1], viewer, False)
+        shown = event_for(stored, viewer, False)
+        timed_out = event_for(served[index - 1], viewer, False)
         assert isinstance(shown["cards"], int)
         tried += 1
         for cards in itertools.product(kinds, repeat=shown["cards"]):

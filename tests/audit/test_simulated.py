@@ -22,13 +22,13 @@ import fakeredis
 import pytest
 
 import shared.cli.audit as cli
+from services.main import main
 from shared.audit.record import build_record, dumps
 from shared.audit.verify import Audit, audit_log
-from shared.cli.main import main
 from shared.core.events import TurnPassed, event_from
 from shared.core.evolve import fold
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 from tests.audit.games import Game, play_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def test_rummy_verify_passes_the_record_of_a_stalled_round(stalled: Game, tmp_pa
     path.write_text(dumps(build_record(stalled.events, exported=0.0)), encoding="utf-8")
     clean = {k: v for k, v in os.environ.items() if k != "REDIS_URL" and not k.startswith("RUMMY_")}
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "verify", str(path)],
+        [sys.executable, "-m", "services.main", "verify", str(path)],
         cwd=ROOT,
         env=clean,
         capture_output=True,

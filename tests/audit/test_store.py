@@ -14,9 +14,9 @@ from shared.audit.record import build_record, dumps, loads
 from shared.audit.source import SourceError, export_game, import_record, load_game
 from shared.audit.verify import audit_log, audit_record
 from shared.infra import codec
-from shared.infra.events import GENESIS_HASH
 from shared.infra.store.memory import MemoryEventStore
 from shared.infra.store.redis import EVENT_FIELD, RedisEventStore
+from shared.infra.stored import GENESIS_HASH
 from tests.audit.games import Game, with_data
 
 

@@ -14,7 +14,7 @@ from shared.audit.record import GameRecord, build_record, dumps, loads
 from shared.audit.verify import Audit, Receipt, audit_log, audit_record
 from shared.core.cards import JOKER
 from shared.core.shuffle import commitment
-from shared.infra.events import StoredEvent
+from shared.infra.stored import StoredEvent
 from tests.audit.games import Game, rechain, with_data
 
 

@@ -56,10 +56,10 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from shared.core.bots import BOTS  # noqa: E402
 from shared.core.rulesets import rule_set  # noqa: E402
 from shared.core.views import seat_view_from_json  # noqa: E402
 from shared.infra.settings import Settings  # noqa: E402
+from shared.play.bots import BOTS  # noqa: E402
 from tests.faults.harness import NO_ADDRESS_LIMITS, Deployment, Service  # noqa: E402
 from tests.gateway.api import command_body  # noqa: E402
 from tests.servers import RedisServer, wait_ready  # noqa: E402

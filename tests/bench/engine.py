@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from shared.core.bots import GreedyBot, RandomBot
 from shared.core.evolve import fold
-from shared.core.selfplay import SelfPlay
+from shared.play.bots import GreedyBot, RandomBot
+from shared.play.selfplay import SelfPlay
 
 
 def main() -> None:

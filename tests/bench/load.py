@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from tests.ports import spare_port  # noqa: E402
 from tests.servers import RedisServer, url_ok, wait_until  # noqa: E402
 
-RUMMY = [sys.executable, "-m", "shared.cli.main"]
+RUMMY = [sys.executable, "-m", "services.main"]
 
 
 def cpu_seconds(pids: list[int]) -> list[float]:

@@ -102,7 +102,7 @@ def timings(count: int, with_ilp: bool, seed: int = 2026) -> None:
 
 
 def arena(games: int) -> None:
-    from shared.cli.main import main
+    from services.main import main
 
     print(f"\nbot arena: {games} games per line (seats rotate through the bots)")
     for rules, players, bots in (

@@ -48,7 +48,7 @@ class Server:
         # games as fast as the machine goes: no limit per address over every route.
         env |= {"RUMMY_LIMIT_ADDRESS_PER_SECOND": "0"}
         self.out = self.log.open("wb")
-        args = [sys.executable, "-m", "shared.cli.main", "serve", "--port", str(self.port)]
+        args = [sys.executable, "-m", "services.main", "serve", "--port", str(self.port)]
         self.popen = subprocess.Popen(
             [*args, "--allow-seeded-games"],
             cwd=ROOT,

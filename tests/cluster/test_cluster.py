@@ -32,16 +32,17 @@ import aiohttp
 import pytest
 from redis.exceptions import ClusterCrossSlotError, MovedError, RedisClusterException
 
-from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.infra.chain import verify_chain
 from shared.infra.connection import connect
-from shared.infra.events import GENESIS_HASH, verify_chain
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
+from shared.infra.stored import GENESIS_HASH
+from shared.play.bots import BOTS
 from tests.cluster.conftest import Cluster
 from tests.ports import spare_port
 from tests.servers import Process, url_ok, wait_until
@@ -87,7 +88,7 @@ class Stack:
             "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
             "PYTHONUNBUFFERED": "1",
         }
-        args = [sys.executable, "-m", "shared.cli.main", command]
+        args = [sys.executable, "-m", "services.main", command]
         process = Process(name, args, env, self.tmp, port)
         self.processes.append(process)
         return process

@@ -3,7 +3,7 @@
 that it catches what it is for.
 
 The facts come from the code, not from a copy of it: the settings a process reads
-(``shared.infra.settings``), its subcommands (``shared.cli.main``), its default ports (each
+(``shared.infra.settings``), its subcommands (``services.main``), its default ports (each
 service's ``DEFAULT_PORT``) and the routes its app serves (``service_routes``).
 """
 
@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from services.gateway.main import DEFAULT_PORT as GATEWAY_PORT
+from services.main import build_parser
 from services.referee.main import DEFAULT_PORT as REFEREE_PORT
 from services.scoring.main import DEFAULT_PORT as SCORING_PORT
-from shared.cli.main import build_parser
 from shared.infra.settings import ENV_NAMES, Settings, SettingsError
 from tests.deploy.kustomize import Resource, pod_spec, split_image
 

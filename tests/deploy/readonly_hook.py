@@ -60,6 +60,6 @@ def install() -> None:
 
 if __name__ == "__main__":
     install()
-    from shared.cli.main import main
+    from services.main import main
 
     sys.exit(main(sys.argv[1:]))

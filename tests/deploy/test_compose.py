@@ -250,7 +250,8 @@ def test_the_package_builds_from_what_the_dockerfile_copies(tmp_path: Path) -> N
     import zipfile
 
     names = zipfile.ZipFile(wheel).namelist()
-    for module in ("services/gateway/main.py", "services/referee/main.py", "shared/cli/main.py"):
+    main_modules = ("services/main.py", "services/gateway/main.py", "services/referee/main.py")
+    for module in (*main_modules, "shared/cli/main.py"):
         assert module in names
     # Files the code reads at run time (templates, the web client) must be in the wheel too:
     # setuptools leaves out what is not a Python module unless it is declared package data.
@@ -260,4 +261,4 @@ def test_the_package_builds_from_what_the_dockerfile_copies(tmp_path: Path) -> N
     entry_points = [n for n in names if n.endswith("entry_points.txt")]
     assert entry_points
     text = zipfile.ZipFile(wheel).read(entry_points[0]).decode()
-    assert "rummy = shared.cli.main:main" in text
+    assert "rummy = services.main:main" in text

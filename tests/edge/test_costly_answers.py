@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from services.gateway.app import GATEWAY, Gateway
+from services.gateway.state import GATEWAY, Gateway
 from shared.audit.record import build_record, dumps
 from shared.audit.replay import SPECTATOR, replay
 from shared.infra.store.redis import RedisEventStore

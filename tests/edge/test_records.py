@@ -7,8 +7,8 @@ import fakeredis
 import pytest
 
 from shared.infra import codec
-from shared.infra.events import NewEvent
 from shared.infra.store.redis import PAGE, RedisEventStore
+from shared.infra.stored import NewEvent
 
 
 async def test_records_decode_to_the_events_read() -> None:

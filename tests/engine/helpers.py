@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shared.core.bots import BOTS, Bot
 from shared.core.cards import card_str, cards_str, parse_card
 from shared.core.codes import Rejection
 from shared.core.commands import (
@@ -41,6 +40,7 @@ from shared.core.evolve import evolve
 from shared.core.shuffle import commitment
 from shared.core.state import GameState, Turn
 from shared.core.views import SeatView
+from shared.play.bots import BOTS, Bot
 
 SEED = hashlib.sha256(b"engine-tests").digest()
 T0 = 1_700_000_000.0

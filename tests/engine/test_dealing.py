@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from shared.core.bots import BOTS
 from shared.core.cards import deck
 from shared.core.codes import Rejection
 from shared.core.commands import Command, Context, Continue, Sit, Start
@@ -18,8 +17,9 @@ from shared.core.dealing import RecordedShuffle
 from shared.core.decide import decide
 from shared.core.events import Event, RoundDealt, StarterChosen, StockReshuffled
 from shared.core.evolve import evolve
-from shared.core.selfplay import SelfPlay
 from shared.core.state import GameState
+from shared.play.bots import BOTS
+from shared.play.selfplay import SelfPlay
 
 SEED = bytes(range(32))
 

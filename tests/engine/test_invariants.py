@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from shared.core.events import Event, TurnStarted
-from shared.core.selfplay import SelfPlay
+from shared.play.selfplay import SelfPlay
 
 from .helpers import bots
 
@@ -143,7 +143,7 @@ def test_rummy_simulate_json() -> None:
     command = [
         sys.executable,
         "-m",
-        "shared.cli.main",
+        "services.main",
         "simulate",
         "--rules",
         "robbers",
@@ -185,7 +185,7 @@ def test_rummy_simulate_json() -> None:
 
 def test_rummy_simulate_bad_arguments() -> None:
     """Bad arguments exit 2 with a message naming the problem."""
-    command = [sys.executable, "-m", "shared.cli.main", "simulate", "--rules", "poker", "--json"]
+    command = [sys.executable, "-m", "services.main", "simulate", "--rules", "poker", "--json"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "poker" in done.stderr

@@ -275,7 +275,7 @@ def test_rummy_simulate_with_stubborn_bots_counts_forfeits(
 ) -> None:
     """`rummy simulate` with bots that insist on illegal layouts: games finish, every invariant
     holds (the fold equals the state, cards are conserved), and the forfeits are counted."""
-    from shared.cli.main import main
+    from services.main import main
 
     argv = ["simulate", "--rules", rules, "--players", "3", "--games", "2", "--seed", "3"]
     options = '{"match_rounds": 1}' if rules != "robbers-classic" else "{}"

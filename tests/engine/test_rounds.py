@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from shared.core.bots import GreedyBot, RandomBot
 from shared.core.codes import Rejection
 from shared.core.commands import Context, Continue, Draw, Pass, Play, RecordScores, Timeout
 from shared.core.decide import decide, round_sheet
@@ -25,8 +24,9 @@ from shared.core.events import (
     TurnStarted,
 )
 from shared.core.evolve import fold
-from shared.core.selfplay import SelfPlay
 from shared.core.views import standings, view_json
+from shared.play.bots import GreedyBot, RandomBot
+from shared.play.selfplay import SelfPlay
 
 from .helpers import SEED, T0, Game, go_out, melds, record_scores, start_game
 

@@ -29,11 +29,11 @@ from shared.core.events import (
     StockReshuffled,
     to_data,
 )
-from shared.core.selfplay import SelfPlay
 from shared.core.shuffle import shuffle_key
 from shared.core.state import GameState
 from shared.core.views import event_json, view_json
 from shared.core.visibility import PUBLIC
+from shared.play.selfplay import SelfPlay
 from tests.secrecy import (
     around,
     assert_fields_within,

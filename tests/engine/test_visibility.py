@@ -23,7 +23,6 @@ from shared.core.events import (
     StockReshuffled,
     TurnForfeited,
 )
-from shared.core.selfplay import SelfPlay
 from shared.core.state import GameState
 from shared.core.views import event_json, view_json
 from shared.core.visibility import (
@@ -37,6 +36,7 @@ from shared.core.visibility import (
     masked,
     sees_field,
 )
+from shared.play.selfplay import SelfPlay
 
 from .helpers import bots as make_bots
 

@@ -30,12 +30,12 @@ import redis.asyncio as aioredis
 
 from shared.audit.source import load_game
 from shared.audit.verify import audit_log
-from shared.core.bots import BOTS
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
-from shared.infra.events import StoredEvent
 from shared.infra.gamelog import fold_stored
 from shared.infra.store.redis import RedisEventStore
+from shared.infra.stored import StoredEvent
+from shared.play.bots import BOTS
 from tests.gateway.api import command_body
 from tests.ports import spare_port
 from tests.servers import Process, RedisServer

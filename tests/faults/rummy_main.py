@@ -15,7 +15,7 @@ import time
 from collections.abc import Coroutine
 from typing import Any
 
-from shared.cli.main import main
+from services.main import main
 
 _run = asyncio.run
 

@@ -34,7 +34,6 @@ from redis.exceptions import OutOfMemoryError, RedisError
 
 from services.referee.referee import Referee
 from services.scoring.scoring import Scoring
-from shared.core.bots import BOTS
 from shared.core.events import Event, RoundEnded
 from shared.core.views import seat_view
 from shared.infra.bus import REFEREES, Bus, CommandEntry, Requester, partition_of
@@ -44,6 +43,7 @@ from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult
 from shared.infra.store.redis import RedisEventStore
+from shared.play.bots import BOTS
 from tests.clocks import Clock
 from tests.faults.harness import Ack, Ledger, check_logs
 from tests.servers import RedisServer, until

@@ -25,7 +25,6 @@ import aiohttp
 import pytest
 
 from services.referee.referee import Referee
-from shared.core.bots import BOTS
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra.bus import REFEREES
@@ -33,6 +32,7 @@ from shared.infra.connection import connect
 from shared.infra.keys import Keys
 from shared.infra.process import start_health_server
 from shared.infra.settings import Settings
+from shared.play.bots import BOTS
 from tests.faults.conftest import MakeDeployment
 from tests.faults.harness import Client, Ledger, check_logs, metric, play
 from tests.gateway.api import command_body

@@ -24,9 +24,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from shared.core.bots import BOTS
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.play.bots import BOTS
 from tests.faults.conftest import MakeDeployment
 from tests.faults.harness import Ack, Client, Ledger, check_logs, play
 from tests.gateway.api import command_body

@@ -139,7 +139,7 @@ async def test_games_wait_while_scoring_is_down_and_catch_up_when_it_returns(
 
         # The live projections are what a rebuild from the logs gives.
         rebuild = subprocess.run(
-            [sys.executable, "-m", "shared.cli.main", "rebuild"],
+            [sys.executable, "-m", "services.main", "rebuild"],
             cwd=ROOT,
             env=deployment.env("rebuild", 0),
             capture_output=True,

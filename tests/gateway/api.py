@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.gateway.errors import ERROR_CODES
-from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.play.bots import BOTS
 
 Json = dict[str, Any]
 

@@ -16,9 +16,10 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
-from services.gateway.app import GATEWAY, make_app
+from services.gateway.app import make_app
 from services.gateway.client_address import client_address, trusted_networks
 from services.gateway.ratelimit import Limit, Limits
+from services.gateway.state import GATEWAY
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings, SettingsError
 from tests.gateway.api import Api, Json, Reply, check_error, new_id

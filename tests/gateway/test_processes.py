@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # four processes and two whole games: about 15 s
 
 
 def rummy(*args: str) -> list[str]:
-    return [sys.executable, "-m", "shared.cli.main", *args]
+    return [sys.executable, "-m", "services.main", *args]
 
 
 def base_env(**extra: str) -> dict[str, str]:

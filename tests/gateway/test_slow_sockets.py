@@ -17,8 +17,8 @@ from typing import Any
 
 from aiohttp import WSMsgType
 
-from services.gateway.app import GATEWAY
 from services.gateway.outbox import TOO_SLOW, TOO_SLOW_REASON
+from services.gateway.state import GATEWAY
 from tests.gateway.api import Api, Json, new_id
 from tests.gateway.conftest import MakeStack
 from tests.gateway.rawsocket import CLOSE, RawSocket, close_code

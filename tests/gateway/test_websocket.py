@@ -14,7 +14,7 @@ import pytest
 from aiohttp import WSCloseCode, WSMsgType
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from services.gateway.app import GATEWAY
+from services.gateway.state import GATEWAY
 from tests.gateway.api import Json, check_error, new_id
 from tests.gateway.conftest import LimitClock, MakeStack, Stack
 

@@ -37,7 +37,7 @@ from shared.core.events import (
     RoundEnded,
     to_data,
 )
-from shared.core.selfplay import SelfPlay
+from shared.play.selfplay import SelfPlay
 
 HERE = Path(__file__).resolve().parent
 TRIES = 300

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.bots import BOTS
 from shared.core.cards import card_str
 from shared.core.commands import Discard, Draw, End, Pass, Play
 from shared.core.state import GameState
 from shared.core.views import seat_view
 from shared.infra.bus import CommandEntry, Requester
 from shared.infra.gamelog import GameLog
+from shared.play.bots import BOTS
 
 
 def command_body(command: Any) -> dict[str, Any]:

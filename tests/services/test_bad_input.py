@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.referee.referee import Referee
 from shared.infra.bus import MAX_ENTRY_BYTES, REFEREES, CommandEntry, partition_of
-from shared.infra.events import verify_chain
+from shared.infra.chain import verify_chain
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive
 

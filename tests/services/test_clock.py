@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from shared.infra.bus import partition_of
+from shared.infra.chain import verify_chain
 from shared.infra.clock import RedisClock
-from shared.infra.events import verify_chain
 from tests.clocks import Clock
 from tests.services.conftest import Stack, redis_client
 from tests.services.driver import create_game

@@ -65,7 +65,7 @@ async def test_a_connected_client_round_trips() -> None:
 # single and the cluster client; neither connects yet) and handed to each service.
 REAL_REDIS_PROCESS = """
 import sys
-import services.gateway.main, services.referee.main, services.scoring.main, shared.cli.main
+import services.gateway.main, services.referee.main, services.scoring.main, services.main
 from services.gateway.app import make_app
 from services.referee.referee import Referee
 from services.scoring.scoring import Scoring

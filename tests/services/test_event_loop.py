@@ -68,7 +68,7 @@ def test_the_settings_given_are_the_ones_used() -> None:
 def test_rummy_refuses_a_bad_process_setting_at_its_start(variable: str, value: str) -> None:
     env = {**os.environ, variable: value}
     ran = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "solve"],
+        [sys.executable, "-m", "services.main", "solve"],
         env=env,
         input='{"rules": "rummikub", "goal": "arrange", "cards": ["5H", "6H", "7H"]}',
         capture_output=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.infra.events import verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.gamelog import fold_stored
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive

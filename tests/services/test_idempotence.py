@@ -12,8 +12,9 @@ from typing import Any
 from services.scoring.scoring import Scoring
 from shared.core.cards import card_str
 from shared.infra.bus import SCORING, CommandEntry, partition_of
-from shared.infra.events import StoredEvent, verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.gamelog import fold_stored
+from shared.infra.stored import StoredEvent
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive
 

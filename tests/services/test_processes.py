@@ -25,7 +25,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from shared.infra.bus import REFEREES, Bus, Requester, partition_of
-from shared.infra.events import verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.gamelog import GameLog, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
@@ -67,7 +67,7 @@ class Deployment:
             "RUMMY_DRAIN_SECONDS": str(DRAIN_SECONDS),
             "PYTHONUNBUFFERED": "1",
         }
-        args = [sys.executable, "-m", "shared.cli.main", command]
+        args = [sys.executable, "-m", "services.main", command]
         service = Process(consumer, args, env, self.tmp, port)
         self.services.append(service)
         return service

@@ -15,17 +15,17 @@ import fakeredis
 import pytest
 
 import shared.cli.audit as audit_cli
+from services.main import main
 from services.scoring.projections import game_standings
 from services.scoring.scoring import INTERESTING
-from shared.cli.main import main
-from shared.core.bots import BOTS
 from shared.core.codes import Rejection
 from shared.core.commands import Command
 from shared.core.events import Event
-from shared.core.selfplay import SelfPlay
 from shared.infra.bus import REFEREES, SCORING, CommandEntry
 from shared.infra.connection import connect
 from shared.infra.settings import Settings
+from shared.play.bots import BOTS
+from shared.play.selfplay import SelfPlay
 from tests.services.conftest import Stack, settled
 from tests.services.driver import create_game, drive
 

@@ -51,7 +51,7 @@ def test_a_busy_port_says_how_to_pick_another(tmp_path: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RUMMY_")}
         env.pop("REDIS_URL", None)
         done = subprocess.run(
-            [sys.executable, "-m", "shared.cli.main", "serve", "--port", str(port)],
+            [sys.executable, "-m", "services.main", "serve", "--port", str(port)],
             cwd=ROOT,
             env=env,
             capture_output=True,

@@ -9,7 +9,7 @@ import uuid
 from collections import Counter
 
 from shared.infra.bus import REFEREES, CommandEntry, partition_of
-from shared.infra.events import verify_chain
+from shared.infra.chain import verify_chain
 from tests.services.conftest import Stack
 from tests.services.conftest import settled as streams_settled
 from tests.services.driver import create_game

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.main import main
+from services.main import main
 from shared.cli.simulate import wilson
-from shared.core.bots import BOTS
 from shared.core.cards import cards_str, parse_cards
 from shared.core.commands import Command, Draw, Play
 from shared.core.judgement import judge_play
 from shared.core.rulesets import rule_set
-from shared.core.selfplay import SelfPlay
 from shared.core.state import GameState
 from shared.core.views import SeatView, seat_view
+from shared.play.bots import BOTS
+from shared.play.selfplay import SelfPlay
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from services.main import main
 from shared.cli.io import InputError
 from shared.cli.judge import judge
-from shared.cli.main import main
 from shared.cli.solve import solve_document
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ POSITION: dict[str, Any] = {
 
 def test_subprocess_round_trip_through_judge() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "solve"],
+        [sys.executable, "-m", "services.main", "solve"],
         input=json.dumps(POSITION | {"goal": "cards"}),
         capture_output=True,
         text=True,

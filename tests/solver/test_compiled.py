@@ -139,7 +139,7 @@ def test_an_installed_package_finds_its_modules_where_rummy_solver_build_says(
 
 def test_an_unknown_rummy_solver_setting_is_refused_by_name() -> None:
     ran = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "solve"],
+        [sys.executable, "-m", "services.main", "solve"],
         cwd=ROOT,
         env={**os.environ, "RUMMY_SOLVER": "pure"},
         input="{}",
@@ -158,7 +158,7 @@ def test_importing_the_solver_loads_nothing_until_its_first_use() -> None:
     probe = (
         "import sys; from pathlib import Path; from shared.solver import compiled; "
         "read = []; compiled.fingerprint = lambda folder=None: read.append(1) or ''; "
-        "import shared.core, shared.core.bots, shared.cli.main, shared.cli.solve, shared.solver; "
+        "import shared.core, shared.play.bots, services.main, shared.cli.solve, shared.solver; "
         "from shared.solver import GOALS, Play, arrange, solve; "
         "loaded = 'shared.solver.dp' in sys.modules; "
         "from shared.core.rulesets import rule_set; "

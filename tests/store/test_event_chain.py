@@ -6,15 +6,9 @@ from dataclasses import replace
 
 import pytest
 
+from shared.infra.chain import chain, compute_hash, verify_chain
 from shared.infra.codec import decode_stored, encode
-from shared.infra.events import (
-    GENESIS_HASH,
-    NewEvent,
-    StoredEvent,
-    chain,
-    compute_hash,
-    verify_chain,
-)
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 def log(n: int = 6, game_id: str = "g-1") -> list[StoredEvent]:

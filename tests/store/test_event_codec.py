@@ -12,8 +12,9 @@ import msgpack
 import pytest
 
 from shared.infra import codec
+from shared.infra.chain import chain, verify_chain
 from shared.infra.codec import CodecError, Upcasters, decode, decode_stored, encode
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain, verify_chain
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 def stored(*news: NewEvent, game_id: str = "game-1") -> list[StoredEvent]:

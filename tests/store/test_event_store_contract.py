@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from store_backends import Backend
 
+from shared.infra.chain import verify_chain
 from shared.infra.codec import CodecError, Upcasters
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, verify_chain
 from shared.infra.store import AppendResult, HeadMismatch, VersionConflict
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 def ev(n: int, kind: str = "TurnPlayed", **data: Any) -> NewEvent:

@@ -14,10 +14,11 @@ from redis.crc import key_slot
 from redis.exceptions import ClusterCrossSlotError, RedisClusterException
 from store_backends import Backend
 
-from shared.infra.events import GENESIS_HASH, NewEvent, verify_chain
+from shared.infra.chain import verify_chain
 from shared.infra.keys import Keys
 from shared.infra.store import RedisEventStore, StoreError
 from shared.infra.store.redis import APPEND_SCRIPT, _stream_entries
+from shared.infra.stored import GENESIS_HASH, NewEvent
 
 
 def evs(*ns: int) -> list[NewEvent]:

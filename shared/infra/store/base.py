@@ -20,8 +20,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from shared.infra import codec
-from shared.infra.events import GENESIS_HASH, NewEvent, StoredEvent, chain
+from shared.infra.chain import chain
 from shared.infra.keys import check_game_id
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from shared.infra import codec
-from shared.infra.events import GENESIS_HASH, StoredEvent
 from shared.infra.keys import check_game_id
 from shared.infra.store.base import (
     AppendResult,
@@ -21,6 +20,7 @@ from shared.infra.store.base import (
     VersionConflict,
     pause,
 )
+from shared.infra.stored import GENESIS_HASH, StoredEvent
 
 
 @dataclass

@@ -32,7 +32,6 @@ from typing import Any, cast
 
 from shared.infra import codec
 from shared.infra.client import RedisClient
-from shared.infra.events import GENESIS_HASH, StoredEvent
 from shared.infra.keys import DEFAULT_PREFIX, Keys, check_game_id
 from shared.infra.store.base import (
     AppendResult,
@@ -41,6 +40,7 @@ from shared.infra.store.base import (
     StoreError,
     VersionConflict,
 )
+from shared.infra.stored import GENESIS_HASH, StoredEvent
 
 EVENT_FIELD = b"e"
 """The stream entry field holding an event's record."""

@@ -1,6 +1,6 @@
 """The web client: its page at ``/``, its files under ``/web/``, and ``GET /api/rules`` (the rule
 sets and every option with its help text, allowed values and each preset's default, which the
-lobby shows next to each option).
+lobby shows next to each option); and the API's description at ``/openapi.json``.
 
 The client is plain ES modules and CSS in ``services/gateway/web/`` (no build step). Only the
 files found there when the app is made are served, by name; anything else is a 404. Files are
@@ -18,9 +18,10 @@ from typing import Any
 
 from aiohttp import web
 
+from services.gateway.openapi import openapi_document
 from shared.core.rulesets import ALIASES, MAX_SEATS, MIN_SEATS, OPTIONS, PRESETS
 
-WEB_DIR = Path(__file__).resolve().parent / "web"
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 TYPES = {
     ".html": "text/html",
     ".js": "text/javascript",
@@ -100,6 +101,10 @@ def rules_document() -> dict[str, Any]:
         "seats": {"min": MIN_SEATS, "max": MAX_SEATS},
         "options": options,
     }
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
 
 
 def add_routes(app: web.Application, root: Path = WEB_DIR) -> None:

@@ -20,6 +20,7 @@ from shared.core.events import Cards, Melds
 from shared.core.judgement import judge_play
 from shared.core.melds import card_values, readings
 from shared.core.views import SeatView
+from shared.solver import solve
 
 
 class Bot(Protocol):
@@ -283,8 +284,6 @@ BOTS: dict[str, Callable[[], Bot]] = {
 
 def solver_layout(view: SeatView) -> Melds | None:
     """The exact solver's play of the most cards (an opening when the seat has not opened)."""
-    from shared.solver import solve  # here: the solver imports the rules core, not bots
-
     play = solve(view.rules, view.table, view.hand, view.opened)
     return play.layout if play.found else None
 
@@ -303,8 +302,6 @@ def patient_layout(view: SeatView, danger: int = 0) -> Melds | None:
     them exists, unless the jokers let the seat go out (see ``PatientBot``); None to draw.
     ``danger``: play the jokers as well once an opponent holds this many cards or fewer (0:
     never; the measured default)."""
-    from shared.solver import solve
-
     rules = view.rules
     best = solve(rules, view.table, view.hand, view.opened)
     if not best.found or JOKER not in best.played:
@@ -344,8 +341,6 @@ def hoard_layout(view: SeatView, cap: int = 16, margin: int = 10) -> Melds | Non
     """The solver's play of the most cards, but only when it empties the hand, or opens, or the
     hand holds more than ``cap`` cards, or the stock is down to ``margin`` cards (or cannot
     give one); otherwise None: draw and keep the hand (see ``HoarderBot``)."""
-    from shared.solver import solve
-
     best = solve(view.rules, view.table, view.hand, view.opened)
     if not best.found:
         return None

@@ -19,26 +19,19 @@ same answer at once). Every worker busy and the queue full: 503 ``solver_busy`` 
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from services.gateway import jobs
 from services.gateway.answers import Job, respond
 from services.gateway.errors import ApiError
+from services.gateway.state import GATEWAY
 from shared.core.views import seat_view
 
 GOALS = ("cards", "points", "opening")
 
 
-def _gateway(request: web.Request) -> Any:
-    from services.gateway.app import GATEWAY  # not at the top: app.py imports this module
-
-    return request.app[GATEWAY]
-
-
 async def hint(request: web.Request) -> web.Response:
-    gw = _gateway(request)
+    gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
     await gw.limits.at_address(request)
     loaded = await gw.load(game_id)
@@ -69,8 +62,3 @@ async def hint(request: web.Request) -> web.Response:
         return jobs.hint, args
 
     return respond(await gw.answers.answer("hint", key, job, gw.settings.hint_seconds))
-
-
-def add_routes(app: web.Application) -> None:
-    """Register the hint route on the gateway app."""
-    app.router.add_get("/api/games/{game_id}/hint", hint)

@@ -1,9 +1,7 @@
-"""The event envelope and its hash chain.
+"""The hash chain of a game's log.
 
-The engine and the referee produce :class:`NewEvent` values (what happened); the store turns them
-into :class:`StoredEvent` values (what happened, where in which game, when, because of which
-command, linked to its predecessor). Each stored event carries the SHA-256 of its own envelope and
-the hash of the previous event of the same game, so the log of a game is a hash chain: changing,
+The store turns :class:`NewEvent` values into :class:`StoredEvent` values with ``chain``: each
+carries the SHA-256 of its own envelope and the hash of the event before it, so changing,
 removing or reordering any event breaks every later link, and a chain head (version, hash) that a
 player kept as a receipt pins the whole history before it.
 
@@ -15,71 +13,15 @@ upcast on read keeps a reference to its stored form, and :func:`verify_chain` ch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-GENESIS_HASH = "0" * 64
-"""The ``prev_hash`` of the first event of every game (and the head of a game with no events)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    """An event as decided by the engine, before the store gives it a place in a game's log."""
-
-    type: str
-    data: dict[str, Any]
-    schema: int = 1
-    actor: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event in a game's log: the envelope of the design, hash-chained to its predecessor.
-
-    ``version`` is the 1-based sequence number within the game; ``time`` is unix seconds given by
-    the appender. ``as_stored`` is set only on an event that the codec upcast on read: it is the
-    event exactly as stored (older schema and data), which is what the hashes cover.
-    """
-
-    game_id: str
-    version: int
-    type: str
-    schema: int
-    time: float
-    command_id: str | None
-    actor: str | None
-    data: dict[str, Any]
-    prev_hash: str
-    hash: str
-    as_stored: StoredEvent | None = field(default=None, repr=False, compare=False)
-
-    def stored_form(self) -> StoredEvent:
-        """The event as it is in the log (itself unless it was upcast on read)."""
-        return self.as_stored if self.as_stored is not None else self
-
-    def hashed_fields(self) -> dict[str, Any]:
-        """The fields the hash covers, by name: the stored form's envelope without ``hash``."""
-        e = self.stored_form()
-        return {
-            "game_id": e.game_id,
-            "version": e.version,
-            "type": e.type,
-            "schema": e.schema,
-            "time": e.time,
-            "command_id": e.command_id,
-            "actor": e.actor,
-            "data": e.data,
-            "prev_hash": e.prev_hash,
-        }
+from shared.infra.codec import canonical, envelope_hash
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
 def compute_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
     """SHA-256 hex of the canonical encoding of an envelope's fields (all but ``hash``);
     ``data_ready``: ``fields["data"]`` is canonical already."""
-    # Imported here, not at the top: the codec builds StoredEvent values, so events is the lower
-    # layer and only reaches up to the codec when it runs.
-    from shared.infra.codec import envelope_hash
-
     return envelope_hash(fields, data_ready)
 
 
@@ -98,8 +40,6 @@ def chain(
     :class:`shared.infra.codec.CodecError` for data the codec cannot encode canonically, so a bad
     event fails here, before anything is stored.
     """
-    from shared.infra.codec import canonical
-
     _check_text("game_id", game_id)
     if command_id is not None:
         _check_text("command_id", command_id)

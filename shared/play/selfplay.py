@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.bots import Bot
 from shared.core.cards import cards_str, deck
 from shared.core.codes import Rejection
 from shared.core.commands import (
@@ -43,6 +42,7 @@ from shared.core.melds import readings
 from shared.core.shuffle import commitment
 from shared.core.state import GameState
 from shared.core.views import seat_view, view_json
+from shared.play.bots import Bot
 
 MAX_COMMANDS = 20_000  # a safety net: a game that has not ended by then is reported unfinished
 

@@ -1,4 +1,4 @@
-"""The gateway's replay and export routes (``add_routes(app)`` from ``make_app``).
+"""The gateway's replay and export routes.
 
 ``GET /api/games/{id}/replay?turn=N`` (or ``?version=V``): one turn before and after, every
 command in it re-judged (``shared.audit.replay``). While the game is live it is shown from the
@@ -28,12 +28,9 @@ from aiohttp import web
 from services.gateway import jobs
 from services.gateway.answers import Job, respond
 from services.gateway.errors import ApiError
-
-
-def _gateway(request: web.Request) -> Any:
-    from services.gateway.app import GATEWAY  # not at the top: app.py imports this module
-
-    return request.app[GATEWAY]
+from services.gateway.state import GATEWAY, Gateway
+from shared.audit.record import MEDIA_TYPE
+from shared.audit.replay import SPECTATOR
 
 
 def _bearer(request: web.Request) -> str:
@@ -56,16 +53,13 @@ def _number(request: web.Request, name: str) -> int | None:
     return int(text)
 
 
-async def _records(gw: Any, game_id: str, version: int) -> list[bytes]:
+async def _records(gw: Gateway, game_id: str, version: int) -> list[bytes]:
     """The log's records up to ``version`` (the state's the answer's receipt names)."""
-    records: list[bytes] = await gw.games.store.records(game_id, limit=version)
-    return records
+    return await gw.store.records(game_id, limit=version)
 
 
 async def replay_turn(request: web.Request) -> web.Response:
-    from shared.audit.replay import SPECTATOR
-
-    gw = _gateway(request)
+    gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
     await gw.limits.at_address(request, gw.limits.replay)
     turn, version = _number(request, "turn"), _number(request, "version")
@@ -87,9 +81,7 @@ async def replay_turn(request: web.Request) -> web.Response:
 
 
 async def export_game(request: web.Request) -> web.Response:
-    from shared.audit.record import MEDIA_TYPE
-
-    gw = _gateway(request)
+    gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
     await gw.limits.at_address(request, gw.limits.replay)
     loaded = await gw.load(game_id)
@@ -112,9 +104,3 @@ async def export_game(request: web.Request) -> web.Response:
         charset="utf-8",
         headers={"Content-Disposition": f'attachment; filename="{game_id}.rrec"'},
     )
-
-
-def add_routes(app: web.Application) -> None:
-    """Add the replay and export routes."""
-    app.router.add_get("/api/games/{game_id}/replay", replay_turn)
-    app.router.add_get("/api/games/{game_id}/export", export_game)

@@ -1,0 +1,120 @@
+"""``GET /api/games/{id}/ws``: a game's live view on a WebSocket, and the commands, syncs and
+authentications its client sends on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from services.gateway.errors import ApiError, error_body
+from services.gateway.hub import Watcher
+from services.gateway.outbox import CLOSE_SECONDS, Outbox
+from services.gateway.params import bearer_token, seat_of, whole_number
+from services.gateway.ratelimit import SocketLimits
+from services.gateway.state import GATEWAY, Gateway
+from shared.infra import jsontext
+from shared.infra.settings import Settings
+
+
+async def websocket(request: web.Request) -> web.StreamResponse:
+    gw = request.app[GATEWAY]
+    game_id = request.match_info["game_id"]
+    address = await gw.limits.at_address(request)  # a connection costs a load and a first push
+    await gw.load(game_id)
+    _check_origin(request, gw.settings)
+    role = await gw.viewer(request, game_id, required=False)
+    after_text = request.query.get("after")
+    after = whole_number(after_text, "after") if after_text is not None else 0
+    ws = web.WebSocketResponse(
+        heartbeat=20, max_msg_size=gw.settings.max_body_bytes, timeout=CLOSE_SECONDS
+    )
+    await ws.prepare(request)
+    outbox = Outbox(ws, gw.settings.socket_queue, request.transport)
+    watcher = Watcher(outbox, game_id, seat_of(role), after)
+    watcher.token = bearer_token(request) if role is not None else ""
+    watcher.catch_up = after_text is not None
+    outbox.on_too_slow = lambda: gw.too_slow(watcher)
+    outbox.start()
+    limits = SocketLimits(gw.limits, address)
+    gw.hub.add(watcher)
+    gw.metrics.sockets.inc()
+    try:
+        await gw.push(watcher, force=True)
+        async for message in ws:
+            if outbox.closing:  # closed for being too slow (or the server is going away)
+                break
+            if message.type != WSMsgType.TEXT:
+                continue
+            await _on_ws_message(gw, watcher, message.data, limits)
+    finally:
+        gw.hub.remove(watcher)
+        gw.metrics.sockets.dec()
+        await outbox.finish()
+    return ws
+
+
+async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: SocketLimits) -> None:
+    """One message from a socket. Every answer goes through the socket's outbox: reading the
+    socket never waits for its writing."""
+    outbox = watcher.outbox
+    try:
+        body = jsontext.loads(text)
+    except ValueError:
+        outbox.put(_error_frame("bad_json", "not JSON"))
+        return
+    if not isinstance(body, dict):
+        outbox.put(_error_frame("bad_json", "not a JSON object"))
+        return
+    if "token" in body and body.get("type") in (None, "auth"):
+        if refused := await limits.sync():
+            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            return
+        role = await gw.tokens.role(watcher.game_id, str(body["token"]))
+        if role is None:
+            outbox.put(_error_frame("unauthorized", "unknown token"))
+            return
+        watcher.viewer = seat_of(role)
+        watcher.token = str(body["token"])
+        await gw.push(watcher, force=True, since=0)
+        return
+    if body.get("type") == "sync":
+        if refused := await limits.sync():
+            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            return
+        after = body.get("after", 0)
+        ok = isinstance(after, int) and not isinstance(after, bool) and after >= 0
+        watcher.catch_up = True
+        await gw.push(watcher, force=True, since=after if ok else 0)
+        return
+    command_id = body.get("id")
+    if watcher.viewer is None:
+        answer = error_body("forbidden", "authenticate with a seat token to send commands")
+        outbox.put(_answer(command_id, 403, answer))
+        return
+    if refused := await limits.command(watcher.token):  # the same limits as over HTTP
+        outbox.put(jsontext.dumps(refused.frame(command_id)))
+        return
+    status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
+    outbox.put(_answer(command_id, status, answer))
+
+
+def _error_frame(code: str, message: str) -> str:
+    """An error over a socket: the published error shape, typed ``"error"``."""
+    return jsontext.dumps({"type": "error", **error_body(code, message)})
+
+
+def _answer(command_id: Any, status: int, body: dict[str, Any]) -> str:
+    """A command's answer over a socket: what the POST would have answered."""
+    return jsontext.dumps({"type": "answer", "id": command_id, "status": status, "body": body})
+
+
+def _check_origin(request: web.Request, settings: Settings) -> None:
+    """Browsers send Origin on WebSockets: accept our own host (and nothing else), so a page
+    elsewhere cannot drive a player's socket. Non-browser clients send no Origin."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return
+    host = request.headers.get("Host", "")
+    if origin.split("://", 1)[-1] != host:
+        raise ApiError(403, "origin_not_allowed", f"origin {origin!r} is not this server")
