@@ -49,7 +49,17 @@ class Stack:
 @pytest.fixture
 async def stack() -> AsyncIterator[Stack]:
     redis = fakeredis.aioredis.FakeRedis(server=fakeredis.FakeServer())
-    settings = Settings(prefix=f"au{uuid.uuid4().hex[:8]}:", partitions=2, operator_token=OPERATOR)
+    # Every look of the test comes from one address, as many as the game's length asks (its
+    # deal is the game id's): no limits per address.
+    settings = Settings(
+        prefix=f"au{uuid.uuid4().hex[:8]}:",
+        partitions=2,
+        operator_token=OPERATOR,
+        limit_address_per_second=0,
+        limit_create_per_minute=0,
+        limit_seat_per_minute=0,
+        limit_replay_per_minute=0,
+    )
     referee, scoring = Referee(redis, settings), Scoring(redis, settings)
     tasks = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
     http: TestClient[Any, Any] = TestClient(TestServer(make_app(redis, settings)))
