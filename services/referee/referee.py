@@ -553,8 +553,10 @@ class Referee:
         if seen is not None:
             return await self._repeat(entry, seen, effects)
         if entry.kind == "create" and loaded.version == 0:
-            # No game came of it: its seed (made before the rules were checked) goes too.
-            effects.settles.delete(self.keys.seed(entry.game))
+            # No game came of it: its seed (made before the rules were checked) goes too, at
+            # once, under the game's lock: deferred past it, the deletion could take the seed a
+            # create of the same id made next (and has committed to) from under it.
+            await self.client.delete(self.keys.seed(entry.game))
             self._seeds.pop(entry.game, None)
         return Outcome("refused", loaded.version, loaded.head, rejection.code, rejection.message)
 
