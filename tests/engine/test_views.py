@@ -33,7 +33,7 @@ from shared.core.shuffle import shuffle_key
 from shared.core.state import GameState
 from shared.core.views import event_json, view_json
 from shared.core.visibility import PUBLIC
-from shared.play.selfplay import SelfPlay
+from shared.play.selfplay import VIEW_KEYS, SelfPlay
 from tests.secrecy import (
     around,
     assert_fields_within,
@@ -44,24 +44,6 @@ from tests.secrecy import (
 
 from .helpers import bots as make_bots
 
-VIEW_KEYS = {
-    "game_id",
-    "version",
-    "status",
-    "rules",
-    "round",
-    "turn",
-    "you",
-    "table",
-    "seats",
-    "stock",
-    "discard",
-    "discard_count",
-    "reshuffles",
-    "last_round",
-    "winner",
-    "seed",
-}
 SEAT_KEYS = {"seat", "name", "hand_count", "opened", "score"}
 CARD_FIELDS = {"layout", "played", "to_hand", "hands", "stock", "discard", "cards"}
 
