@@ -63,11 +63,18 @@ lint: install
 bench: install
 	$(BIN)/python tests/bench/core.py
 	$(BIN)/python tests/bench/engine.py
+	$(BIN)/python tests/bench/lobby.py --games 50 --rounds 5
+	$(BIN)/python tests/bench/news.py
 	$(BIN)/python tests/bench/load.py --closed 50 --open 300 --serve 50 --duration 8
+	$(BIN)/python tests/bench/load.py --closed "" --open "" --serve "" --live 100,1000,5000 --rate 100 --duration 20
 	$(BIN)/python tests/bench/solver.py --positions 20 --games 0
 	$(BIN)/python tests/bench/direction.py --positions 20
 	$(BIN)/python tests/bench/arena.py --games 40
 	$(BIN)/python tests/bench/edge.py --seconds 8
+	$(BIN)/python tests/bench/cluster.py --games 40 --duration 10 --idle 20
+	$(BIN)/python tests/bench/soak.py --games 200
+	$(BIN)/python tests/bench/bots.py --games 20 --paced 100,400,1000 --duration 8
+	$(BIN)/python tests/bench/tournament.py --entrants 256 --rounds 3
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

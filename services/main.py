@@ -13,6 +13,9 @@ from shared.cli import main as tools
 SERVICES: dict[str, str] = {
     "referee": "services.referee.main",
     "scoring": "services.scoring.main",
+    "archiver": "services.archiver.main",
+    "bots": "services.bots.main",
+    "tournaments": "services.tournament.main",
     "gateway": "services.gateway.main",
     "serve": "services.serve",
     "rebuild": "services.scoring.rebuild",
@@ -20,14 +23,16 @@ SERVICES: dict[str, str] = {
 
 ORDER = (
     *("judge", "solve", "simulate", "score"),
-    *("referee", "scoring", "gateway", "serve"),
-    *("loadtest", "replay", "audit", "export", "verify", "import", "rebuild"),
+    *("referee", "scoring", "archiver", "bots", "tournaments", "gateway", "serve"),
+    *("loadtest", "replay", "audit", "export", "verify", "import", "rebuild", "archive"),
 )
 """The order `rummy --help` lists them in: the offline tools, the services, the operators'."""
 
 COMMANDS: dict[str, str] = {name: {**tools.COMMANDS, **SERVICES}[name] for name in ORDER}
 
-NETWORKED = tools.NETWORKED | {"referee", "scoring", "gateway", "serve"}
+NETWORKED = tools.NETWORKED | {
+    *("referee", "scoring", "archiver", "bots", "tournaments", "gateway", "serve"),
+}
 """The commands that spend their time in the event loop's socket work (uvloop's gain)."""
 
 

@@ -1,18 +1,27 @@
-"""`rummy serve`: gateway, referee and scoring in one process, on the embedded Redis stand-in
-(fakeredis with Lua) unless REDIS_URL is set. What `make run` starts."""
+"""`rummy serve`: gateway, referee, scoring, the bots, the tournaments and the archiver in one
+process, on the embedded Redis stand-in (fakeredis with Lua) unless REDIS_URL is set. What
+`make run` starts.
+
+Finished games are archived into ``RUMMY_ARCHIVE_URL``, by default the SQLite file
+``rummy-archive.db`` in the working directory (``DEFAULT_ARCHIVE``): the embedded Redis forgets
+everything when the process stops, the archive keeps the finished games across restarts."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
-import signal
 import sys
+from typing import TYPE_CHECKING
 
-from shared.infra.settings import Settings, SettingsError
+if TYPE_CHECKING:
+    from shared.infra.client import RedisClient
+    from shared.infra.process import Built
+    from shared.infra.settings import Settings
 
 LOCAL = "127.0.0.1"
 DEFAULT_PORT = 8080
+DEFAULT_ARCHIVE = "sqlite://rummy-archive.db"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,63 +46,64 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-async def serve(settings: Settings, host: str, port: int) -> None:
-    """Run the three services until Ctrl-C or SIGTERM, then stop them in order."""
-    import structlog
-
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted: the HTTP port stops first (the requests in flight finish),
+    then the referee, scoring and the bots."""
+    from services.bots.bots import Bots
     from services.gateway.app import make_app
+    from services.gateway.state import GATEWAY
     from services.referee.referee import Referee
     from services.scoring.scoring import Scoring
-    from shared.infra.connection import connect
+    from services.tournament.service import TournamentService
     from shared.infra.observability import announce
-    from shared.infra.serving import start_http
+    from shared.infra.process import Listening, Together, process_settings, serve_on_redis
 
-    client = connect(settings)
-    try:  # the port first: a busy one stops here, before any loop runs that would need stopping
-        runner = await start_http(make_app(client, settings), host, port)
-    except OSError:
-        await client.aclose()
-        raise
-    referee = Referee(client, settings)
-    scoring = Scoring(client, settings)
-    workers = [asyncio.create_task(referee.run()), asyncio.create_task(scoring.run())]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    where = "an embedded Redis stand-in" if settings.redis_url is None else settings.redis_url
-    announce(
-        f"Robbers' Rummy is running on {where}: open http://{host}:{port}/ (API at"
-        f" http://{host}:{port}/api/games, description at /openapi.json). Ctrl-C stops it.",
-        url=f"http://{host}:{port}/",
-    )
-    try:
-        await stop.wait()
-    finally:
-        structlog.get_logger("serve").info("stopping")
-        await runner.cleanup()
-        referee.stop()
-        scoring.stop()
-        await asyncio.gather(*workers, return_exceptions=True)
-        await client.aclose()
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted."""
-    overrides: dict[str, object] = {}
-    if args.allow_seeded_games:
-        overrides["allow_seeded_games"] = True
-    try:
-        settings = Settings.from_env(None, **overrides)
-    except SettingsError as err:
-        print(f"rummy serve: {err}", file=sys.stderr)
+    overrides: dict[str, object] = {"allow_seeded_games": True} if args.allow_seeded_games else {}
+    # --- the archive (a block of its own) ---
+    if not os.environ.get("RUMMY_ARCHIVE_URL"):
+        overrides["archive_url"] = DEFAULT_ARCHIVE
+    # --- end of the archive's block ---
+    settings = process_settings("serve", needs_redis=False, **overrides)
+    if settings is None:
         return 2
-    from shared.infra.observability import configure_logging
+    # --- the archive (a block of its own) ---
+    from shared.archive.opening import ArchiveUrlError, open_archive
 
-    configure_logging(settings.log_level)
-    host, port = listen_address(args, settings)
     try:
-        asyncio.run(serve(settings, host, port))
+        archive = open_archive(settings.archive_url)
+    except ArchiveUrlError as err:
+        print(f"rummy serve: RUMMY_ARCHIVE_URL: {err}", file=sys.stderr)
+        return 2
+    # --- end of the archive's block ---
+    host, port = listen_address(args, settings)
+
+    def build(client: RedisClient) -> Built:
+        app = make_app(client, settings, warm=True)
+        gateway = app[GATEWAY]
+        services = Together(
+            Listening(gateway.ready),
+            Referee(client, settings),
+            Scoring(client, settings),
+            Bots(client, settings),  # the seats given to bots
+            TournamentService(client, settings, archive),  # the tournaments' rounds
+        )
+        # --- the archive (a block of its own): finished games move to it ---
+        from services.archiver.archiver import Archiver
+
+        services = Together(*services.services, Archiver(client, settings, archive))
+        # --- end of the archive's block ---
+        return services, gateway.metrics.registry, app
+
+    def listening() -> None:
+        where = "an embedded Redis stand-in" if settings.redis_url is None else settings.redis_url
+        announce(
+            f"Robbers' Rummy is running on {where}: open http://{host}:{port}/ (API at"
+            f" http://{host}:{port}/api/games, description at /openapi.json). Ctrl-C stops it.",
+            url=f"http://{host}:{port}/",
+        )
+
+    try:  # a busy port raises before any service has started
+        asyncio.run(serve_on_redis("serve", settings, build, host, port, listening))
     except OSError as err:
         print(
             f"rummy serve: cannot listen on {host}:{port}: {err.strerror or err}.\n"

@@ -8,6 +8,7 @@ and the choice is random."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from pathlib import Path
@@ -33,10 +34,13 @@ def _free(port: int) -> bool:
 
 def spare_port(bus: bool = False) -> int:
     """A free port below the ephemeral range (with ``bus``: its cluster bus port free and
-    below the range too)."""
-    top = _ephemeral_start() - 1 - (BUS_OFFSET if bus else 0)
+    below the range too), or in ``RUMMY_TEST_PORTS`` (``LOW-HIGH``) when it is set: a machine
+    shared by several benches gives each a range."""
+    low, top = 10_000, _ephemeral_start() - 1 - (BUS_OFFSET if bus else 0)
+    if chosen := os.environ.get("RUMMY_TEST_PORTS"):  # "LOW-HIGH": a range of one's own
+        low, top = (int(end) for end in chosen.split("-", 1))
     for _ in range(500):
-        port = random.randint(10_000, top)
+        port = random.randint(low, top)
         if _free(port) and (not bus or _free(port + BUS_OFFSET)):
             return port
     raise RuntimeError("no spare port below the ephemeral range")

@@ -228,7 +228,9 @@ class RedisServer:
     ``aof``: the append-only file on, flushed per ``fsync`` (``always`` or ``everysec``).
     ``maxmemory`` (e.g. ``"32mb"``): a memory limit, past which it refuses every write that adds
     data (``noeviction``: nothing is evicted to make room). ``cluster``: a cluster node (its bus
-    port free too), with no slots until it is given some."""
+    port free too), with no slots until it is given some; ``node_timeout``: its
+    ``cluster-node-timeout`` in milliseconds (how long a master may be unreachable before its
+    replica is promoted)."""
 
     def __init__(
         self,
@@ -238,11 +240,13 @@ class RedisServer:
         maxmemory: str | None = None,
         cluster: bool = False,
         binary: str | None = None,
+        node_timeout: int = 5000,
     ) -> None:
         self.binary = binary or redis_server_binary()
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.cluster = cluster
+        self.node_timeout = node_timeout
         self.port = spare_port(bus=cluster)
         self.aof = aof
         self.fsync = fsync
@@ -255,6 +259,10 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
     def client(self, timeout: float = 2.0) -> redis.Redis:
         """A plain client of this node (on a cluster node: it sees MOVED, it does not follow)."""
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=timeout)
@@ -266,7 +274,7 @@ class RedisServer:
         if self.maxmemory is not None:
             args += ["--maxmemory", self.maxmemory, "--maxmemory-policy", "noeviction"]
         if self.cluster:
-            args += ["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"]
+            args += ["--cluster-enabled", "yes", "--cluster-node-timeout", str(self.node_timeout)]
             args += ["--cluster-config-file", str(self.dir / f"nodes-{self.port}.conf")]
         return args
 

@@ -265,8 +265,15 @@ class Turn:
     played: list[int] = field(default_factory=list)
     to_hand: list[int] = field(default_factory=list)
     hand: list[int] = field(default_factory=list)
-    changed: bool = False  # some table meld is not in the layout as it was (a robbed table)
     used: Counter[int] = field(default_factory=Counter)  # table before + hand
+
+    @property
+    def changed(self) -> bool:
+        """Whether some table meld is not in the layout as it was (a robbed table), over the
+        whole turn: one block may split a run that another block's merge makes again, and
+        with two decks the table is then what it was."""
+        before = Counter(tuple(sorted(m)) for m in self.table)
+        return bool(before - Counter(tuple(sorted(m)) for m in self.layout))
 
     def fits(self, cards: Sequence[int]) -> bool:
         """Whether ``cards`` can join the table/hand without exceeding the deck."""
@@ -293,9 +300,6 @@ class Turn:
         self.layout.extend(after)
         self.played.extend(played)
         self.to_hand.extend(to_hand)
-        gone = Counter(tuple(sorted(m)) for m in before) - Counter(tuple(sorted(m)) for m in after)
-        if gone:
-            self.changed = True
 
 
 def run(suit_: int, low: int, high: int) -> list[int]:

@@ -127,10 +127,18 @@ OTHER_VALUE: dict[str, object] = {
     "set_max": 3,
     "max_reshuffles": None,
     "hints": False,
+    "absent_seconds": 60,
+    "absent_turns": 1,
+    "absent": "forfeit",
+    "absent_bot": "solver",
 }
 
 # Values outside what each option allows (RULES.md Decision 12 and docs/rule-sets.md's table).
 BAD_VALUES: list[tuple[str, object]] = [
+    ("absent_seconds", 5),
+    ("absent_turns", 0),
+    ("absent", "kick"),
+    ("absent_bot", "deep-blue"),
     ("min_players", 1),
     ("max_players", 9),
     ("jokers", -1),

@@ -9,6 +9,11 @@ asked again while it is being worked out waits for that one job instead of start
 answer that ran past its budget is kept as such: asking again at the same version would only
 spend the same budget again. A refusal of the pool (every worker busy, a worker lost) is not
 kept: 503 ``solver_busy`` with ``Retry-After``.
+
+One client cannot take the whole pool: a client address may have at most
+``RUMMY_SOLVER_PER_ADDRESS`` answers being worked out at once (asking a question someone is
+already having worked out does not count), and the workers run at a lower CPU priority than the
+gateway (``RUMMY_SOLVER_NICE``), so on a machine short of cores the other requests go first.
 """
 
 from __future__ import annotations
@@ -51,11 +56,14 @@ class Answers:
             settings.solver_workers,
             settings.solver_queue,
             initializer=jobs.prepare,
+            niceness=settings.solver_nice,
             registry=registry,
             namespace="gateway_pool",
         )
+        self.per_address = settings.solver_per_address
         self.kept: OrderedDict[Hashable, Answer] = OrderedDict()
         self._working: dict[Hashable, asyncio.Future[Answer]] = {}
+        self._owned: dict[str, int] = {}  # answers being worked out, by the address that asked
         self.looked_up = Counter(
             "gateway_answers_total",
             "Costly answers asked for, by kind and whether one kept was given",
@@ -63,19 +71,25 @@ class Answers:
             registry=registry,
         )
 
-    async def start(self) -> None:
-        await self.pool.start()
+    async def start(self, warm: bool = False) -> None:
+        await self.pool.start(warm)
 
     async def stop(self) -> None:
         await self.pool.stop()
 
     async def answer(
-        self, kind: str, key: Hashable | None, job: Callable[[], Awaitable[Job]], budget: float
+        self,
+        kind: str,
+        key: Hashable | None,
+        job: Callable[[], Awaitable[Job]],
+        budget: float,
+        owner: str,
     ) -> Answer:
         """The answer to ``key``, a question of ``kind`` (``hint``, ``replay``, ``export``):
-        kept, being worked out, or worked out now: ``await job()`` gives the function and its
-        arguments (called only then: a kept answer needs no log read), run in the pool within
-        ``budget`` seconds. ``key=None``: never kept (an export's time stamp changes)."""
+        kept, being worked out, or worked out now for ``owner`` (the client address):
+        ``await job()`` gives the function and its arguments (called only then: a kept answer
+        needs no log read), run in the pool within ``budget`` seconds. ``key=None``: never
+        kept (an export's time stamp changes)."""
         name = (kind, key)
         if key is not None:
             kept = self.kept.get(name)
@@ -86,7 +100,15 @@ class Answers:
         self.looked_up.labels(kind, "no").inc()
         working = self._working.get(name) if key is not None else None
         if working is None:
+            if self._owned.get(owner, 0) >= self.per_address:
+                raise _busy(
+                    f"this address already has {self.per_address} answer(s) being worked out; "
+                    "ask again when it has come",
+                    budget,
+                )
+            self._owned[owner] = self._owned.get(owner, 0) + 1
             working = asyncio.ensure_future(self._work(kind, key, job, budget))
+            working.add_done_callback(lambda _: self._disown(owner))
             if key is not None:
                 self._working[name] = working
                 working.add_done_callback(lambda _: self._working.pop(name, None))
@@ -98,11 +120,18 @@ class Answers:
         except PoolError as err:  # a worker lost, the pool stopping: try again
             raise _busy(f"the answer could not be worked out ({err})", budget) from None
 
+    def _disown(self, owner: str) -> None:
+        left = self._owned.pop(owner, 1) - 1
+        if left > 0:
+            self._owned[owner] = left
+
     async def _work(
         self, kind: str, key: Hashable | None, job: Callable[[], Awaitable[Job]], budget: float
     ) -> Answer:
         fn, args = await job()
         try:
+            # Within the asker's budget, a wait for a busy worker included (``PoolBusy``
+            # then: a matter of load, not of the question, so not kept).
             answer = await self.pool.run(kind, fn, *args, budget=budget)
         except JobTimeout:
             code, message = LATE[kind]

@@ -8,18 +8,22 @@ GOING_AWAY in ``on_shutdown`` (before the server waits for handlers).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from services.gateway import archived
 from services.gateway.errors import ApiError, error
-from services.gateway.ratelimit import Clock
+from services.gateway.ratelimit import Clock, RateLimited
 from services.gateway.routes import add_routes
 from services.gateway.state import GATEWAY, Gateway
 from shared.infra.client import RedisClient
 from shared.infra.observability import health_routes
 from shared.infra.settings import Settings
+
+WARM = web.AppKey("warm", bool)
 
 
 @web.middleware
@@ -36,6 +40,10 @@ async def errors_and_metrics(
         response = await handler(request)
         status = response.status
         return response
+    except RateLimited as err:
+        status = err.status_code
+        await gw.tarpit.hold(gw.limits.address_of(request), err.retry_after)
+        raise
     except ApiError as err:
         status = err.status_code
         raise
@@ -66,12 +74,19 @@ async def errors_and_metrics(
 
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     gw = app[GATEWAY]
+    stopping = asyncio.Event()
+    await gw.readiness.check(gw.client.ping)  # ready at once if Redis answers
+    pings = asyncio.create_task(gw.readiness.follow(gw.client.ping, stopping), name="readiness")
     await gw.requester.start()
     await gw.hub.start()
-    await gw.answers.start()
+    await gw.answers.start(app[WARM])
     yield
+    stopping.set()
+    pings.cancel()
+    await asyncio.gather(pings, return_exceptions=True)
     await gw.answers.stop()  # every worker process ended and reaped
     await gw.hub.stop()
+    await gw.tournaments.close()
     await gw.requester.close()
 
 
@@ -80,15 +95,19 @@ async def _going_away(app: web.Application) -> None:
 
 
 def make_app(
-    client: RedisClient, settings: Settings, *, clock: Clock | None = None
+    client: RedisClient, settings: Settings, *, clock: Clock | None = None, warm: bool = False
 ) -> web.Application:
     """The gateway's aiohttp application over ``client``; ``clock``: the rate limits' time
-    (seconds; tests move it), else Redis's own."""
+    (seconds; tests move it), else Redis's own. ``warm``: start the solver's workers with the
+    app (a service's first hint then waits for no worker to start) rather than with the
+    first job (a test's app never runs one)."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[errors_and_metrics])
     gateway = Gateway(client, settings, clock)
     app[GATEWAY] = gateway
+    app[WARM] = warm
     app.cleanup_ctx.append(_lifecycle)
     app.on_shutdown.append(_going_away)
+    archived.attach(app)  # finished games Redis no longer holds, from the archive
     add_routes(app)
     health_routes(app, gateway.metrics.registry, gateway.ready)
     return app

@@ -21,6 +21,9 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 UNKNOWN = "unknown"  # a peer without an IP address (a Unix socket): they share one bucket
 
+# A request's counted address once worked out, with the proxies it was worked out for.
+COUNTED = web.RequestKey[tuple[tuple[Network, ...], str]]("counted_address")
+
 
 def trusted_networks(text: str) -> tuple[Network, ...]:
     """``RUMMY_TRUSTED_PROXIES`` (addresses or CIDRs, comma-separated) as networks;
@@ -85,3 +88,14 @@ def client_address(request: web.BaseRequest, trusted: tuple[Network, ...]) -> st
             return _subject(address)
         nearest = address
     return _subject(nearest)
+
+
+def counted_address(request: web.BaseRequest, trusted: tuple[Network, ...]) -> str:
+    """``client_address``, worked out once per request: the limits, the refusal's hold and the
+    socket count all ask for it, and the forwarding header is parsed once."""
+    known: tuple[tuple[Network, ...], str] | None = request.get(COUNTED)
+    if known is not None and known[0] == trusted:
+        return known[1]
+    address = client_address(request, trusted)
+    request[COUNTED] = (trusted, address)
+    return address

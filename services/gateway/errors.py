@@ -10,6 +10,7 @@ from aiohttp import web
 
 from shared.core.codes import REJECTIONS
 from shared.infra.errorshape import error_body as error_body  # the shape, used from here
+from shared.tournament.commands import CODES as TOURNAMENT_CODES
 
 GATEWAY_ERRORS: dict[str, str] = {
     "unauthorized": "a token is missing where one is needed, or it is not a token of this game",
@@ -22,12 +23,16 @@ GATEWAY_ERRORS: dict[str, str] = {
     "url_too_large": "the request line (path and query) is longer than the server reads (414)",
     "header_too_large": "a request header (name and value) is longer than the server reads (431)",
     "rate_limited": "over a rate limit (per address, token, seat or socket); wait Retry-After s",
+    "too_many_sockets": "the client address holds as many WebSockets as it may; close one",
     "timeout": "the referee did not answer in time; retry with the same command id or key",
     "command_failed": "the referees could not handle the command (it is in the dead letters)",
     "internal": "the server failed to answer (a bug, or its Redis is away); retrying may help",
     "stale_version": "expected_version is not the game's current version",
     "command_id_reused": "the command id was used before for a different command",
     "idempotency_key_reused": "the Idempotency-Key was used before with a different body",
+    "name_taken": "another account has that display name (names are unique, case-insensitive)",
+    "bad_credentials": "the name and password do not match an account (which was wrong is "
+    "not said)",
     "origin_not_allowed": "the request's Origin is not allowed",
     "hints_off": "hints are switched off for this game",
     "not_finished": "the game record is available once the game has ended",
@@ -39,7 +44,15 @@ GATEWAY_ERRORS: dict[str, str] = {
     "export_timeout": "the game record took longer than its budget (RUMMY_REPLAY_SECONDS)",
 }
 
-ERROR_CODES: dict[str, str] = REJECTIONS | GATEWAY_ERRORS
+# A tournament's refusals as the tournament service gives them (its malformed commands are
+# bad_request, an unknown tournament not_found).
+TOURNAMENT_ERRORS = {
+    code: text
+    for code, text in TOURNAMENT_CODES.items()
+    if code not in ("bad_command", "no_tournament")
+}
+
+ERROR_CODES: dict[str, str] = REJECTIONS | GATEWAY_ERRORS | TOURNAMENT_ERRORS
 
 # Refusals that are a conflict with the game's state (409) rather than a rules refusal (422).
 CONFLICTS = frozenset(
@@ -57,6 +70,16 @@ CONFLICTS = frozenset(
         "no_scores_yet",
         "stale_timeout",
         "not_finished",
+        "not_bot_seat",
+        "seat_reserved",
+        "seat_taken",
+        "not_seated",
+        "not_away",
+        "game_cancelled",
+        "not_waiting",
+        "game_not_over",
+        "rematch_offered",
+        "name_taken",
     }
 )
 

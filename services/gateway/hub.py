@@ -14,7 +14,11 @@ import structlog
 from aiohttp import WSCloseCode
 
 from services.gateway.outbox import Outbox
-from shared.infra.bus import Bus, news_records, parse_json_field, read_plan, stream_batches
+from shared.infra.bus import Bus, read_plan, stream_batches
+from shared.infra.protocol import MalformedEntry, News
+
+FOLLOW_BLOCK_MS = 1000  # how long the read of every feed partition waits (one Redis)
+FOLLOW_ALONE_BLOCK_MS = 5000  # how long a cluster's read of one partition waits
 
 
 @dataclass(eq=False)
@@ -31,10 +35,15 @@ class Watcher:
     token: str = ""  # the token the viewer authenticated with (its commands count against it)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one push at a time
     behind: bool = False  # news came while a push held the lock: that push goes round again
+    # Answers to this socket's commands that wait for the view of their version, to go in one
+    # frame with it: (version, the answer frame's text up to its closing brace).
+    answers: list[tuple[int, str]] = field(default_factory=list)
+    in_flight: int = 0  # commands sent on this socket not answered yet
+    held: bool = False  # a change's view held back for the answer in flight to bring it
 
 
 Push = Callable[[Watcher], Awaitable[None]]
-OnNews = Callable[[str, int, list[str], list[bytes]], Awaitable[None]]
+OnNews = Callable[[str, int, list[str], list[News]], Awaitable[None]]
 
 
 class Hub:
@@ -63,8 +72,14 @@ class Hub:
 
     async def start(self) -> None:
         """Follow every feed partition from now on."""
-        for streams in read_plan(self.bus.client, self.bus.feed_streams()):
-            self._tasks.append(asyncio.create_task(self._follow(streams)))
+        plan = read_plan(self.bus.client, self.bus.feed_streams())
+        # One read of every partition (one Redis) or one per partition (a cluster, whose reads
+        # take the keys of one slot): news wakes either at once, so the block only paces an
+        # idle loop, and dozens of per-partition loops waking each second were most of an idle
+        # gateway's work on a cluster.
+        block = FOLLOW_BLOCK_MS if len(plan) == 1 else FOLLOW_ALONE_BLOCK_MS
+        for streams in plan:
+            self._tasks.append(asyncio.create_task(self._follow(streams, block)))
 
     async def close_sockets(self) -> None:
         """Close every socket with GOING_AWAY. Runs on the app's shutdown, before the server
@@ -101,38 +116,37 @@ class Hub:
                 await asyncio.sleep(0.5)
         return "0-0"
 
-    async def _follow(self, streams: list[str]) -> None:
+    async def _follow(self, streams: list[str], block: int) -> None:
         last = {stream: await self._tail(stream) for stream in streams}
         while not self._stopping:
             try:
-                reply = await self.bus.client.xread(last, count=500, block=1000)
+                reply = await self.bus.client.xread(last, count=500, block=block)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
                 self.log.warning("following the feed failed; retrying", error=str(err))
                 await asyncio.sleep(0.5)
                 continue
-            latest: dict[str, tuple[int, list[str], list[bytes]]] = {}
+            latest: dict[str, list[News]] = {}
             for stream, entries in stream_batches(reply):
                 name = stream.decode() if isinstance(stream, bytes) else str(stream)
                 for entry_id, fields in entries:
                     last[name] = entry_id
-                    doc = parse_json_field(fields)
-                    if doc is None or not isinstance(doc.get("game"), str):
+                    try:
+                        news = News.decode(fields)
+                    except MalformedEntry:
                         continue
-                    game, version = doc["game"], int(doc.get("version", 0))
-                    seen, types, records = latest.get(game, (0, [], []))
-                    types = types + list(doc.get("types", []))
-                    records = records + news_records(fields)
-                    latest[game] = (max(version, seen), types, records)
+                    latest.setdefault(news.game, []).append(news)
             # Every game at once (their reads share pipelines); the next read waits for them.
-            await asyncio.gather(*(self._news(game, *news) for game, news in latest.items()))
+            await asyncio.gather(*(self._news(game, items) for game, items in latest.items()))
 
-    async def _news(self, game: str, version: int, types: list[str], records: list[bytes]) -> None:
+    async def _news(self, game: str, items: list[News]) -> None:
+        version = max(news.version for news in items)
+        types = [kind for news in items for kind in news.types]
         # One game's trouble (say Redis hiccups while loading it) must not end the follower:
         # every later change would go unpushed.
         try:
-            await self.on_news(game, version, types, records)
+            await self.on_news(game, version, types, items)
         except Exception as err:
             self.log.warning("keeping the lobby failed", game=game, error=str(err))
         await self.wake(game, version)
@@ -144,6 +158,9 @@ class Hub:
             if watcher.outbox.closing:
                 self.remove(watcher)
             elif watcher.sent_version < version:
+                if watcher.in_flight:  # the answer to its command brings the view with it
+                    watcher.held = True
+                    continue
                 try:
                     await self.push(watcher)
                 except Exception as err:  # e.g. Redis: the next change pushes again

@@ -1,5 +1,5 @@
 """The gateway's costly answers, as jobs for its worker processes (``shared.infra.workpool``):
-the solver's hint for a seat, the replay of a turn, the record of a game.
+the solver's hint for a seat, the replay of a turn (and its picture), the record of a game.
 
 Each is a plain function of picklable values that returns an :class:`Answer` (the body as text,
 or a refusal), so a worker can run it and the event loop only sends the text on. The logs come
@@ -38,6 +38,7 @@ def prepare() -> None:
     collector at the networked commands' thresholds (as the solver's figures were measured)."""
     import shared.audit.record
     import shared.audit.replay
+    import shared.pictures.turn
     from shared.infra.runtime import configure_solver, quiet_gc
 
     configure_solver()  # RUMMY_SOLVER and RUMMY_SOLVER_BUILD, from the inherited environment
@@ -93,6 +94,20 @@ def replay(
     except ReplayError as err:
         return Answer(str(err), 404, "not_found")
     return Answer(json.dumps(body | {"head": head}))
+
+
+def picture(records: Sequence[bytes], turn: int, viewer: Any) -> Answer:
+    """Turn ``turn`` drawn as SVG (``shared.pictures.turn``) from its replay as ``viewer`` may
+    see it; 404 when there is no such turn."""
+    from shared.audit.replay import ReplayError
+    from shared.audit.replay import replay as replay_of
+    from shared.pictures.turn import turn_picture
+
+    try:
+        shown = replay_of(decode(records), turn=turn, viewer=viewer)
+    except ReplayError as err:
+        return Answer(str(err), 404, "not_found")
+    return Answer(turn_picture(shown))
 
 
 def export(records: Sequence[bytes]) -> Answer:

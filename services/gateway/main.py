@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+from typing import TYPE_CHECKING
 
-from shared.infra.settings import Settings, SettingsError
+if TYPE_CHECKING:
+    from shared.infra.client import RedisClient
+    from shared.infra.process import Built
 
 DEFAULT_PORT = 8080
 
@@ -27,45 +29,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-async def serve_gateway(settings: Settings, host: str, port: int) -> None:
-    """Run the gateway until SIGTERM/SIGINT, then close every socket and exit."""
-    import signal
-
-    from services.gateway.app import make_app
-    from shared.infra.connection import connect
-    from shared.infra.observability import announce
-    from shared.infra.serving import start_http
-
-    client = connect(settings)
-    runner = await start_http(make_app(client, settings), host, port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    announce("gateway listening", url=f"http://{host}:{port}/")
-    try:
-        await stop.wait()
-    finally:
-        await runner.cleanup()
-        await client.aclose()
-
-
 def run(args: argparse.Namespace) -> int:
-    """Run until SIGTERM."""
-    overrides: dict[str, object] = {}
-    if args.allow_seeded_games:
-        overrides["allow_seeded_games"] = True
-    try:
-        settings = Settings.from_env(None, **overrides)
-    except SettingsError as err:
-        print(f"rummy gateway: {err}", file=sys.stderr)
-        return 2
-    if settings.redis_url is None:
-        print("rummy gateway: set REDIS_URL (or use `rummy serve`)", file=sys.stderr)
-        return 2
-    from shared.infra.observability import configure_logging
+    """Run until SIGTERM, then close every socket and exit."""
+    from services.gateway.app import make_app
+    from services.gateway.state import GATEWAY
+    from shared.infra.observability import announce
+    from shared.infra.process import Listening, process_settings, serve_on_redis
 
-    configure_logging(settings.log_level)
+    overrides: dict[str, object] = {"allow_seeded_games": True} if args.allow_seeded_games else {}
+    settings = process_settings("gateway", needs_redis=True, **overrides)
+    if settings is None:
+        return 2
+
+    def build(client: RedisClient) -> Built:
+        app = make_app(client, settings, warm=True)
+        gateway = app[GATEWAY]
+        return Listening(gateway.ready), gateway.metrics.registry, app
+
     host = args.host or settings.http_host
-    asyncio.run(serve_gateway(settings, host, args.port or settings.http_port or DEFAULT_PORT))
+    port = args.port or settings.http_port or DEFAULT_PORT
+    listening = lambda: announce("gateway listening", url=f"http://{host}:{port}/")  # noqa: E731
+    asyncio.run(serve_on_redis("gateway", settings, build, host, port, listening))
     return 0

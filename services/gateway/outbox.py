@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol
@@ -126,15 +127,25 @@ class Outbox:
             await asyncio.gather(self._closing, return_exceptions=True)
 
     async def finish(self) -> None:
-        """The socket's handler is done with it: let a close under way end, stop the writer."""
+        """The socket's handler is done with it: let a close under way end, stop the writer.
+
+        Then let go of the tasks and the callback: a stopped writer keeps its cancellation, whose
+        traceback holds the writer's frame and so this outbox, and the callback holds the
+        watcher, which holds this outbox. Kept, they would make a cycle of every closed socket
+        (with its request, connection and buffers) that only a full collection, walking the
+        whole heap, would free."""
         try:
             await self.wait_closed()
         finally:
             self._broken = True
             self._frames.clear()
-            if self._writer is not None:
-                self._writer.cancel()
-                await asyncio.gather(self._writer, return_exceptions=True)
+            writer, self._writer, self._closing = self._writer, None, None
+            self.on_too_slow = None
+            if writer is not None:
+                # (Also when the handler itself is cancelled here: a connection lost.)
+                writer.add_done_callback(_let_go)
+                writer.cancel()
+                await asyncio.gather(writer, return_exceptions=True)
 
     async def _write(self) -> None:
         try:
@@ -169,3 +180,14 @@ class Outbox:
                 self.transport.abort()
             writer.cancel()
             await asyncio.gather(writer, return_exceptions=True)
+
+
+def _let_go(task: asyncio.Future[None]) -> None:
+    """Clear the frames of a cancelled task's cancellation: they hold the future it was
+    waiting on, which holds the cancellation (a cycle, with everything the frames hold)."""
+    if not task.cancelled():
+        return
+    try:
+        task.result()
+    except asyncio.CancelledError as ended:
+        traceback.clear_frames(ended.__traceback__)

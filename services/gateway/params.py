@@ -19,10 +19,17 @@ def bearer_token(request: web.Request) -> str:
     return token or request.query.get("token", "")
 
 
-def whole_number(text: str, name: str, maximum: int = 10**12) -> int:
-    """A query parameter that must be a whole number (ASCII digits, at most ``maximum``)."""
-    if not (text.isascii() and text.isdigit()) or int(text) > maximum:
-        raise ApiError(422, "bad_request", f"{name} must be a whole number up to {maximum}")
+MAX_NUMBER = 10**12  # the largest whole number a query parameter may give by default
+
+
+def whole_number(text: str, name: str, maximum: int = MAX_NUMBER, minimum: int = 0) -> int:
+    """A query parameter that must be a whole number (ASCII digits, ``minimum`` to
+    ``maximum``); its length is checked before it is read (a number of thousands of digits is
+    refused, not converted)."""
+    digits = text.isascii() and text.isdigit() and len(text) <= len(str(maximum))
+    if not digits or not minimum <= int(text) <= maximum:
+        span = f"up to {maximum}" if minimum == 0 else f"from {minimum} to {maximum}"
+        raise ApiError(422, "bad_request", f"{name} must be a whole number {span}, got {text!r}")
     return int(text)
 
 

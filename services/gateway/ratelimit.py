@@ -17,12 +17,21 @@ Our own module rather than a library: the ones that keep buckets in Redis open t
 connection from a URL (not our client: the embedded stand-in, the auto-pipeline, a cluster
 client), name keys their own way, and take the time from the host with no clock to inject;
 the whole algorithm here is a dozen lines of Lua.
+
+A flood is refused without Redis: each gateway keeps its own copy of the buckets it has seen
+(:class:`MemoryBuckets`), and a request that copy already refuses is refused at once. That is never
+wrong: the copy holds only what Redis said (the passes this gateway counted, the waits Redis
+refused with), and the shared bucket only fills faster than that (other gateways' passes), so
+when the copy says "wait", Redis would too. It spares Redis and the gateway a round trip for
+each of a flood's refused requests, which are nearly all of them.
 """
 
 from __future__ import annotations
 
 import math
+import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +39,7 @@ from typing import Any
 from aiohttp import web
 
 from services.gateway.auth import token_hash
-from services.gateway.client_address import client_address, trusted_networks
+from services.gateway.client_address import counted_address, trusted_networks
 from services.gateway.errors import ApiError, error_body
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
@@ -61,6 +70,53 @@ return 0
 """
 
 Clock = Callable[[], float]
+
+SYNC_BURST = 5.0  # syncs one socket may send at once
+MEMORY_BUCKETS = 50_000  # buckets each gateway keeps in memory (some megabytes at most)
+
+
+class MemoryBuckets:
+    """Buckets in this process's memory: for each, when it would be full again (in this
+    process's clock). Two uses: a gateway's copy of the buckets kept in Redis (what Redis
+    answered: never fuller than the shared bucket, so a wait it gives is a wait Redis would
+    give), and the buckets of a limit each gateway counts on its own (the reads), which live
+    here only. Bounded: the least recently used bucket is forgotten first, which costs a round
+    trip to Redis later (a copy), or lets that client pass a little early (a limit of ours)."""
+
+    def __init__(self, clock: Clock, size: int = MEMORY_BUCKETS) -> None:
+        self.clock = clock
+        self.size = size
+        self._full_at: OrderedDict[str, float] = OrderedDict()
+
+    def wait(self, key: str, interval: float, burst: float) -> float:
+        """Seconds ``key`` must wait by what is known here (0: none known; for a copy, ask
+        Redis)."""
+        full_at = self._full_at.get(key)
+        if full_at is None:
+            return 0.0
+        now = self.clock()
+        if full_at <= now:
+            del self._full_at[key]  # full again: nothing left to know
+            return 0.0
+        return max(0.0, full_at + interval - burst - now)
+
+    def passed(self, key: str, interval: float) -> None:
+        """A request passed (by Redis's word, or by ours): the bucket is one interval fuller
+        (at least)."""
+        now = self.clock()
+        self._remember(key, max(self._full_at.get(key, now), now) + interval)
+
+    def refused(self, key: str, interval: float, burst: float, wait: float) -> None:
+        """Redis refused with ``wait`` seconds: its bucket is full until at least then."""
+        self._remember(
+            key, max(self._full_at.get(key, 0.0), self.clock() + wait + burst - interval)
+        )
+
+    def _remember(self, key: str, full_at: float) -> None:
+        self._full_at[key] = full_at
+        self._full_at.move_to_end(key)
+        while len(self._full_at) > self.size:
+            self._full_at.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -110,6 +166,8 @@ class Limits:
     def __init__(self, client: Any, settings: Settings, clock: Clock | None = None) -> None:
         self.keys = Keys(settings.prefix)
         self.clock = clock
+        self.copies = MemoryBuckets(clock or time.monotonic)  # of the buckets in Redis
+        self.reads = MemoryBuckets(clock or time.monotonic)  # the read buckets: ours alone
         self.trusted = trusted_networks(settings.trusted_proxies)
         self._script = client.register_script(SCRIPT)
         s = settings
@@ -129,26 +187,60 @@ class Limits:
             "replays, exports and event pages from this address",
             s.limit_replay_per_minute,
         )
-        self.sync = Limit.per_minute(
-            "sync", "syncs and re-authentications on this socket", s.limit_sync_per_minute
+        self.reading = Limit.per_second(
+            "read", "views and lobby pages from this address", s.limit_read_per_second
+        )
+        # A sync is a catch-up of the log: a new socket may send a few at once, not a
+        # minute's worth.
+        sync = s.limit_sync_per_minute
+        self.sync = Limit(
+            "sync",
+            "syncs and re-authentications on this socket",
+            sync / 60.0,
+            min(max(sync, 1.0), SYNC_BURST),
         )
 
-    async def wait(self, limit: Limit, subject: str) -> int:
-        """0 if ``subject`` may pass ``limit`` now (and this request counts), else the whole
-        seconds (at least 1) until it may."""
+    async def wait(self, limit: Limit, subject: str, cost: float = 1.0) -> int:
+        """0 if ``subject`` may pass ``limit`` now (and this request counts as ``cost``
+        requests, at most a burst's worth), else the whole seconds (at least 1) until it may."""
         if limit.rate <= 0:
             return 0
-        interval = 1e6 / limit.rate
-        now = -1 if self.clock is None else round(self.clock() * 1e6)
+        burst = limit.burst / limit.rate
+        interval = min(max(cost, 1.0), limit.burst) / limit.rate  # what this request takes
         key = self.keys.limit(limit.name, subject)
-        waited = int(await self._script(keys=[key], args=[interval, limit.burst * interval, now]))
-        return 0 if waited <= 0 else max(1, math.ceil(waited / 1e6))
+        known = self.copies.wait(key, interval, burst)
+        if known > 0:
+            return max(1, math.ceil(known))
+        now = -1 if self.clock is None else round(self.clock() * 1e6)
+        waited = int(await self._script(keys=[key], args=[interval * 1e6, burst * 1e6, now]))
+        if waited <= 0:
+            self.copies.passed(key, interval)
+            return 0
+        self.copies.refused(key, interval, burst, waited / 1e6)
+        return max(1, math.ceil(waited / 1e6))
 
-    async def refusal(self, *checks: tuple[Limit, str]) -> RateLimited | None:
-        """The refusal of the first of ``checks`` (limit, subject) that does not pass, in
-        order (those before it count this request), or None if all pass."""
-        for limit, subject in checks:
-            seconds = await self.wait(limit, subject)
+    def read(self, request: web.BaseRequest) -> None:
+        """The per-address read limit (views, lobby pages): pass, or raise ``RateLimited``.
+        Counted by each gateway on its own, in memory: a read is too cheap to spend a round
+        trip to Redis on, and bounding each gateway's share bounds the whole."""
+        limit = self.reading
+        if limit.rate <= 0:
+            return
+        interval = 1.0 / limit.rate
+        address = self.address_of(request)
+        wait = self.reads.wait(address, interval, limit.burst * interval)
+        if wait > 0:
+            raise RateLimited(limit, max(1, math.ceil(wait)))
+        self.reads.passed(address, interval)
+
+    async def refusal(
+        self, *checks: tuple[Limit, str] | tuple[Limit, str, float]
+    ) -> RateLimited | None:
+        """The refusal of the first of ``checks`` (limit, subject, and optionally the cost of
+        this request) that does not pass, in order (those before it count this request), or
+        None if all pass."""
+        for limit, subject, *cost in checks:
+            seconds = await self.wait(limit, subject, *cost)
             if seconds:
                 return RateLimited(limit, seconds)
         return None
@@ -160,8 +252,8 @@ class Limits:
             raise refused
 
     def address_of(self, request: web.BaseRequest) -> str:
-        """The client address the request counts under."""
-        return client_address(request, self.trusted)
+        """The client address the request counts under (worked out once per request)."""
+        return counted_address(request, self.trusted)
 
     async def at_address(self, request: web.BaseRequest, route: Limit | None = None) -> str:
         """The per-address limit every writing or computing route shares, then the route's own
@@ -190,10 +282,14 @@ class SocketLimits:
     address: str
     socket: str = field(default_factory=lambda: uuid.uuid4().hex)
 
-    async def sync(self) -> RateLimited | None:
-        """None if a sync or re-auth frame may pass, else its refusal."""
+    async def sync(self, pages: int = 1) -> RateLimited | None:
+        """None if a sync or re-auth frame may pass, else its refusal. A sync that catches up
+        ``pages`` pages of events counts as that many (at most a burst's worth): a long
+        catch-up costs the gateway that many times the work of a short one."""
         limits = self.limits
-        return await limits.refusal((limits.address, self.address), (limits.sync, self.socket))
+        return await limits.refusal(
+            (limits.address, self.address), (limits.sync, self.socket, float(pages))
+        )
 
     async def command(self, token: str) -> RateLimited | None:
         """None if a command frame may pass, else its refusal."""

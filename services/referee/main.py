@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+from typing import TYPE_CHECKING
 
-from shared.infra.settings import Settings, SettingsError
+if TYPE_CHECKING:
+    from shared.infra.client import RedisClient
+    from shared.infra.process import Built
 
 DEFAULT_PORT = 9101
 
@@ -21,32 +23,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-async def _main(settings: Settings) -> None:
-    from services.referee.referee import Referee
-    from shared.infra.connection import connect
-    from shared.infra.process import run_service
-
-    client = connect(settings)
-    referee = Referee(client, settings)
-    port = settings.http_port or DEFAULT_PORT
-    try:
-        await run_service("referee", referee, referee.metrics.registry, settings.http_host, port)
-    finally:
-        await client.aclose()
-
-
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM."""
-    try:
-        settings = Settings.from_env()
-    except SettingsError as err:
-        print(f"rummy referee: {err}", file=sys.stderr)
-        return 2
-    if settings.redis_url is None:
-        print("rummy referee: set REDIS_URL (or use `rummy serve`)", file=sys.stderr)
-        return 2
-    from shared.infra.observability import configure_logging
+    from services.referee.referee import Referee
+    from shared.infra.process import process_settings, serve_on_redis
 
-    configure_logging(settings.log_level)
-    asyncio.run(_main(settings))
+    settings = process_settings("referee", needs_redis=True)
+    if settings is None:
+        return 2
+
+    def build(client: RedisClient) -> Built:
+        referee = Referee(client, settings)
+        return referee, referee.metrics.registry, None
+
+    port = settings.http_port or DEFAULT_PORT
+    asyncio.run(serve_on_redis("referee", settings, build, settings.http_host, port))
     return 0

@@ -10,14 +10,19 @@ appends the events, and only then acknowledges.
   ``continue``) acknowledged without them would leave a turn without its timer or a round
   unscored. Unacknowledged, it is claimed again; the append answers its command id as a
   repeat, and the repeat writes every side effect again.
-- A crashed peer's pending commands are claimed after ``claim_idle_ms``; an entry delivered
-  ``max_deliveries`` times without success goes to the dead-letter stream. A delivery that failed
-  for Redis's reasons (out of memory, unreachable) is not counted (``shared/infra/transient.py``).
+- Reading, claiming, the delivery limit and the dead letters are ``shared/infra/consumer.py``'s:
+  a crashed peer's pending commands are claimed after ``claim_idle_ms``; an entry handled
+  ``max_deliveries`` times without success goes to the dead-letter stream at its next delivery
+  (and its sender, if one waits, is answered ``command_failed``). A delivery that failed for
+  Redis's reasons (out of memory, unreachable) is not counted.
 - Time is Redis's (``shared/infra/clock.py``), never the host's: decisions' ``now``, the turn
   deadlines and their firing agree whichever referee handles them.
 - Turn deadlines live in Redis (sorted sets per partition), so a timer survives a restart; the
   ``timeout:<turn>`` command id makes it fire once even if two referees race for it.
 - Every append is announced on the feed, which gateways and the scoring service follow.
+- Readiness is last known (``shared/infra/readiness.py``): the lease heartbeats' outcome and the
+  draining flag, never a Redis call of its own. The first live referee by name forgets the
+  departed referees' consumers (``shared/infra/departed.py``) every ``TIDY_EVERY`` refreshes.
 """
 
 from __future__ import annotations
@@ -33,51 +38,60 @@ from typing import Any
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
+from shared.core.botnames import bot_of_command_id
 from shared.core.codes import Rejection
 from shared.core.commands import (
     SEAT_COMMANDS,
+    SERVICE_COMMAND_PREFIX,
+    SERVICE_SEAT_COMMANDS,
+    Cancel,
     Command,
     CommandError,
     Context,
     Continue,
     CreateGame,
+    Expire,
     Start,
     Timeout,
     seat_command,
     sit_command,
 )
 from shared.core.decide import decide
-from shared.core.events import CommandRejected, Event, PlayerSeated, RoundEnded, event_from
-from shared.core.shuffle import commitment
-from shared.infra import jsontext
-from shared.infra.autopipe import autopipe
-from shared.infra.bus import (
-    FEED_MAXLEN,
-    REFEREES,
-    REPLY_MAXLEN,
-    Bus,
-    CommandEntry,
-    MalformedEntry,
-    fingerprint,
-    partition_of,
-    read_plan,
-    stream_batches,
+from shared.core.events import (
+    CommandRejected,
+    Event,
+    PlayerSeated,
+    RoundEnded,
+    SeatReturned,
+    event_from,
 )
-from shared.infra.client import RedisClient
+from shared.core.shuffle import commitment
+from shared.core.state import GameState
+from shared.infra.autopipe import autopipe
+from shared.infra.bus import FEED_MAXLEN, REFEREES, REPLY_MAXLEN, Bus, fingerprint, partition_of
+from shared.infra.client import CommandGroup, RedisClient
 from shared.infra.clock import RedisClock
-from shared.infra.gamelog import GameLog, Loaded, fold_stored
+from shared.infra.consumer import ConsumerMetrics, DeadLetter, Delivery, Reading, StreamConsumer
+from shared.infra.departed import Departed
+from shared.infra.gamelog import GameLog, Loaded, change_of, fold_stored
 from shared.infra.keys import Keys, awaiting_member
 from shared.infra.leases import PartitionLeases
 from shared.infra.observability import service_registry
+from shared.infra.protocol import Answer, Change, CommandEntry, MalformedEntry
+from shared.infra.readiness import Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult, VersionConflict
 from shared.infra.store.redis import RedisEventStore
-from shared.infra.transient import forgive, refused, transient
+from shared.infra.summary import SUMMARY_SECONDS, encode_summary, summary_key, summary_of
+from shared.infra.transient import refused
 
 MAX_CONFLICTS = 10
+EXPIRY = "expire"  # the member ``<game>|expire`` of the timers: the game's expiry (Decision 18)
+MOVED = "moved"  # the key ``game:{<game>}:moved``: when the game was last moved in
 TIMER_RETRY = 5.0  # seconds after which a fired deadline fires again if nothing handled it
 SEED_CACHE = 10_000
-DEAD_LETTER_ENTRY_BYTES = 16 * 1024  # the dead-letter record keeps at most this much of an entry
+TIDY_EVERY = 10  # lease refreshes between two looks for departed consumers
+GAUGE_SECONDS = 5.0  # between two updates of the per-partition stream gauges
 
 
 @dataclass(frozen=True)
@@ -92,8 +106,9 @@ class Outcome:
     seat: int | None = None
     duplicate: bool = False
 
-    def to_json(self, rid: str, game: str) -> dict[str, Any]:
-        return {"rid": rid, "game": game, **self.__dict__}
+    def answer(self, rid: str, game: str) -> Answer:
+        """The answer to the sender of request ``rid``."""
+        return Answer(rid, game, **self.__dict__)
 
 
 class Effects:
@@ -186,7 +201,13 @@ class Referee:
         client: RedisClient,
         settings: Settings,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        lease_time: Callable[[], float] | None = None,
+        readiness: Readiness | None = None,
     ) -> None:
+        """``lease_time``: the time the leases are kept in (tests step it; None: Redis's own
+        ``TIME``); ``readiness``: where the lease loop notes its outcomes (tests step its
+        clock; None: stale after two missed refreshes)."""
         # Concurrent commands' Redis calls share pipelines (blocking reads go straight through).
         self.client = autopipe(client)
         self.settings = settings
@@ -200,31 +221,61 @@ class Referee:
         self.consumer = settings.consumer_name()
         self.metrics = RefereeMetrics()
         self.leases = PartitionLeases(
-            self.client, self.keys, self.consumer, settings.partitions, settings.lease_ms
+            self.client,
+            self.keys,
+            self.consumer,
+            settings.partitions,
+            settings.lease_ms,
+            lease_time,
         )
+        self.refresh_seconds = settings.lease_ms / 3000
+        self.readiness = readiness or Readiness(max(1.0, 2 * self.refresh_seconds))
+        self.departed = Departed(self.client, REFEREES)
+        self._refreshes = 0
         self.held: set[str] = set()  # the command streams of the partitions leased to us
         self.log = structlog.get_logger("referee").bind(consumer=self.consumer)
         self.stopping = asyncio.Event()
         self.running = False
         self._locks: dict[str, asyncio.Lock] = {}
         self._seeds: OrderedDict[str, bytes] = OrderedDict()
-        self._inflight: set[asyncio.Task[None]] = set()
+        reading = Reading.from_settings(
+            settings,
+            REFEREES,
+            self.bus.command_streams(),
+            self.keys.dead_letters(),
+            consumer=self.consumer,
+            # Short blocks: a partition handed over is read within a quarter second (on one
+            # Redis, where one read covers every partition held and must end to take in a new
+            # one). On a cluster each partition has a read of its own, which takes in its
+            # partition within ``idle_seconds`` of its lease whatever the block; only a
+            # partition handed away is still read, for up to a second, by the referee that lost
+            # it (safe: every append is checked against the game's version).
+            block_ms=250,
+            alone_block_ms=1000,
+            # Back-pressure: no more than a few batches in hand, so that one busy referee does
+            # not hoard entries its peers could take.
+            concurrency=settings.batch * 4,
+            idle_seconds=min(0.25, settings.lease_ms / 3000),
+        )
+        counts = ConsumerMetrics(
+            self.metrics.failures, self.metrics.dead_letters, claimed=self.metrics.claimed
+        )
+        self.reader = StreamConsumer(
+            self.client,
+            reading,
+            self.handle,
+            counts,
+            readable=self.held.__contains__,
+            on_dead_letter=self._tell_sender,
+            log=self.log,
+        )
 
     # --- the loops ------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Consume, claim and fire timers until ``stop``; then drain within the deadline."""
-        while True:  # Redis may come up after the referee (a restart, a fresh deployment)
-            try:
-                await self.bus.ensure_groups(REFEREES, self.bus.command_streams())
-                break
-            except Exception as err:
-                self.log.warning("creating the consumer groups failed; retrying", error=str(err))
-                try:
-                    await asyncio.wait_for(self.stopping.wait(), 1.0)
-                    return
-                except TimeoutError:
-                    continue
+        if not await self.reader.join(self.stopping):
+            return
         self.running = True
         try:
             await self.clock.sync()
@@ -233,14 +284,13 @@ class Referee:
                 "reading Redis's time failed; the host's time until it answers", error=str(err)
             )
         await self._refresh_leases()
+        self.reader.start()
         loops = [
-            asyncio.create_task(self._consume(streams), name=f"consume-{i}")
-            for i, streams in enumerate(read_plan(self.client, self.bus.command_streams()))
+            asyncio.create_task(self._lease_loop(), name="leases"),
+            asyncio.create_task(self._timer_loop(), name="timers"),
+            asyncio.create_task(self._gauge_loop(), name="gauges"),
+            asyncio.create_task(self.clock.follow(self.stopping), name="clock"),
         ]
-        loops.append(asyncio.create_task(self._lease_loop(), name="leases"))
-        loops.append(asyncio.create_task(self._claim_loop(), name="claim"))
-        loops.append(asyncio.create_task(self._timer_loop(), name="timers"))
-        loops.append(asyncio.create_task(self.clock.follow(self.stopping), name="clock"))
         try:
             await self.stopping.wait()
         finally:
@@ -248,13 +298,12 @@ class Referee:
             for task in loops:
                 task.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
-            if self._inflight:
-                await asyncio.wait(self._inflight, timeout=self.settings.drain_seconds)
+            unfinished = await self.reader.drain()
             try:  # peers take the partitions over at once instead of after the lease runs out
                 await asyncio.wait_for(self.leases.give_up(), 2.0)
             except Exception as err:
                 self.log.warning("giving up the leases failed", error=str(err))
-            self.log.info("referee stopped", unfinished=sum(not t.done() for t in self._inflight))
+            self.log.info("referee stopped", unfinished=unfinished)
 
     async def _refresh_leases(self) -> None:
         try:
@@ -263,111 +312,59 @@ class Referee:
             raise
         except Exception as err:  # Redis away: keep reading what we held (peers may too)
             self.log.warning("renewing the partition leases failed", error=str(err))
+            self.readiness.failed(f"redis: {err}")
             held = set(self.leases.held)  # less any lease a renewal found lost
+        else:
+            self.readiness.reached()
         streams = {self.keys.command_stream(p) for p in held}
         if streams != self.held:
             self.log.info("partitions held", partitions=sorted(held))
-        self.held = streams
+        self.held.clear()  # in place: the reader asks this very set
+        self.held.update(streams)
 
     async def _lease_loop(self) -> None:
         while not self.stopping.is_set():
-            await asyncio.sleep(self.settings.lease_ms / 3000)
+            await asyncio.sleep(self.refresh_seconds)
             await self._refresh_leases()
+            self._refreshes += 1
+            if self._refreshes % TIDY_EVERY == 0:
+                try:
+                    await self.forget_departed()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    self.log.warning("forgetting departed consumers failed", error=str(err))
+
+    async def forget_departed(self) -> list[str]:
+        """On the first live referee by name (one is enough): delete from the command groups
+        the consumers of referees that are gone (not live, holding no lease) once nothing is
+        pending for them. Returns them (``stream consumer``)."""
+        alive = self.leases.still_here()
+        if alive is None:
+            return []
+        gone = await self.departed.forget(self.bus.command_streams(), alive)
+        if gone:
+            self.log.info("departed consumers forgotten", consumers=gone[:20], count=len(gone))
+        return gone
+
+    async def _gauge_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                await self.update_stream_gauges()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("updating the stream gauges failed", error=str(err))
+            await asyncio.sleep(GAUGE_SECONDS)
 
     def stop(self) -> None:
         """Stop reading new commands (in-flight ones finish, within the drain deadline)."""
         self.stopping.set()
 
-    async def _consume(self, streams: list[str]) -> None:
-        """Read new commands from those of ``streams`` whose partition this referee holds."""
-        while not self.stopping.is_set():
-            # Back-pressure: read no more than a few batches ahead of what is being handled, so
-            # that one busy referee does not hoard entries its peers could take.
-            while len(self._inflight) >= self.settings.batch * 4:
-                await asyncio.wait(set(self._inflight), return_when=asyncio.FIRST_COMPLETED)
-            mine = [stream for stream in streams if stream in self.held]
-            if not mine:
-                await asyncio.sleep(min(0.25, self.settings.lease_ms / 3000))
-                continue
-            try:
-                # Short blocks: a partition handed over is read within a quarter second.
-                reply = await self.client.xreadgroup(
-                    REFEREES,
-                    self.consumer,
-                    dict.fromkeys(mine, ">"),
-                    count=self.settings.batch,
-                    block=250,
-                )
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:
-                self.log.warning("reading commands failed; retrying", error=str(err))
-                await asyncio.sleep(0.5)
-                continue
-            for stream, entries in stream_batches(reply):
-                name = _text(stream)
-                self._spawn([(name, entry_id, fields) for entry_id, fields in entries])
-
-    def _spawn(self, entries: list[tuple[str, bytes, dict[Any, Any]]]) -> None:
-        for stream, entry_id, fields in entries:
-            task = asyncio.create_task(self.handle(stream, entry_id, fields))
-            self._inflight.add(task)
-            task.add_done_callback(self._inflight.discard)
-
-    async def _claim_loop(self) -> None:
-        interval = max(self.settings.claim_idle_ms / 2000, 0.05)
-        while not self.stopping.is_set():
-            await asyncio.sleep(interval)
-            for partition in range(self.settings.partitions):
-                try:
-                    await self.claim(partition)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as err:
-                    self.log.warning("claiming failed", partition=partition, error=str(err))
-
     async def claim(self, partition: int) -> int:
-        """Take over entries idle longer than ``claim_idle_ms`` (a crashed or stuck peer's);
-        dead-letter those delivered ``max_deliveries`` times. Returns how many were claimed."""
-        stream = self.keys.command_stream(partition)
-        reply = await self.client.xautoclaim(
-            stream,
-            REFEREES,
-            self.consumer,
-            min_idle_time=self.settings.claim_idle_ms,
-            start_id="0-0",
-            count=self.settings.batch,
-        )
-        claimed = [(entry_id, fields) for entry_id, fields in reply[1] if fields]
-        for deleted in reply[2] if len(reply) > 2 else []:
-            await self.client.xack(stream, REFEREES, deleted)
-        if not claimed:
-            return 0
-        self.metrics.claimed.inc(len(claimed))
-        deliveries = {
-            _text(p["message_id"]): int(p["times_delivered"])
-            for p in await self.client.xpending_range(
-                stream, REFEREES, min=claimed[0][0], max=claimed[-1][0], count=len(claimed) * 2
-            )
-        }
-        retry = []
-        for entry_id, fields in claimed:
-            if deliveries.get(_text(entry_id), 0) > self.settings.max_deliveries:
-                try:
-                    await self.dead_letter(stream, entry_id, fields, "failed too many times")
-                except asyncio.CancelledError:
-                    raise
-                except Exception as err:  # still pending: dead-lettered at a later claim
-                    self.log.warning(
-                        "dead-lettering failed",
-                        stream=stream,
-                        entry=_text(entry_id),
-                        error=str(err),
-                    )
-            else:
-                retry.append((stream, entry_id, fields))
-        self._spawn(retry)
-        return len(claimed)
+        """Take over a partition's entries idle longer than ``claim_idle_ms`` (a crashed or stuck
+        peer's); dead-letter those past ``max_deliveries``. Returns how many were claimed."""
+        return await self.reader.claim(self.keys.command_stream(partition))
 
     async def _timer_loop(self) -> None:
         """Fire the deadlines of the partitions this referee holds (their holder after a
@@ -398,9 +395,11 @@ class Referee:
         due = await self.client.zrangebyscore(key, "-inf", when, start=0, num=100)
         for member in due:
             game, _, number = _text(member).rpartition("|")
-            await self.bus.send(
-                CommandEntry(game, "timeout", f"timeout:{number}", {"number": int(number)})
-            )
+            if number == EXPIRY:
+                entry = CommandEntry(game, "expire", "expire", {})
+            else:
+                entry = CommandEntry(game, "timeout", f"timeout:{number}", {"number": int(number)})
+            await self.bus.send(entry)
             # XX: only if it is still there (the command may have been handled already).
             if await self.client.zadd(key, {member: when + TIMER_RETRY}, xx=True, ch=True):
                 self.metrics.timers.inc()
@@ -408,65 +407,30 @@ class Referee:
 
     # --- one command ----------------------------------------------------------------------
 
-    async def handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
-        """Decide one entry, write its side effects, reply, acknowledge; leave it pending if
-        anything failed (the claim retries it, and dead-letters it after ``max_deliveries``
-        deliveries that failed for reasons of its own). Never raises."""
-        try:
-            await self._handle(stream, entry_id, fields)
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:
-            await self._failed(stream, entry_id, err)
-
-    async def _failed(self, stream: str, entry_id: bytes, err: Exception, **about: Any) -> None:
-        """Count and log a failed delivery; one that failed for Redis's reasons is taken back
-        from the entry's delivery count, so that it is never dead-lettered for them."""
-        self.metrics.failures.inc()
-        where = {"stream": stream, "entry": _text(entry_id), **about}
-        if not transient(err):
-            self.log.exception("handling an entry failed", error=str(err), **where)
-            return
-        self.log.warning(
-            "handling an entry failed for Redis's reasons; it is handled again",
-            error=str(err),
-            **where,
-        )
-        try:
-            await forgive(self.client, stream, REFEREES, self.consumer, entry_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception as again:
-            self.log.warning(
-                "the failed delivery could not be taken back", error=str(again), **where
-            )
-
-    async def _handle(self, stream: str, entry_id: bytes, fields: dict[Any, Any]) -> None:
+    async def handle(self, delivery: Delivery) -> None:
+        """Decide one entry, write its side effects, reply, and acknowledge it last, with the
+        settles. Raises if anything failed (the entry stays pending: the consumer counts the
+        failure, and the claim delivers it again); ``DeadLetter`` for a malformed entry."""
         started = time.perf_counter()
+        stream, entry_id = delivery.stream, delivery.entry
         try:
-            entry = CommandEntry.decode(fields)
+            entry = CommandEntry.decode(delivery.fields)
+            if entry.reply and not entry.reply.startswith(self.keys.replies("")):
+                # The referee writes the answer to the key an entry names: only a reply stream.
+                why = f"reply {entry.reply[:200]!r} is not a reply stream of this deployment"
+                raise MalformedEntry(why)
         except MalformedEntry as err:
-            self.log.warning(
-                "malformed command", stream=stream, entry=_text(entry_id), why=str(err)
-            )
-            await self.dead_letter(stream, entry_id, fields, f"malformed: {err}")
+            self.log.warning("malformed command", stream=stream, entry=entry_id, why=str(err))
             self.metrics.commands.labels("malformed", "refused").inc()
-            return
-        if entry.reply and not entry.reply.startswith(self.keys.replies("")):
-            # The referee writes the answer to the key an entry names: only a reply stream.
-            why = f"reply {entry.reply[:200]!r} is not a reply stream of this deployment"
-            self.log.warning("malformed command", stream=stream, entry=_text(entry_id), why=why)
-            await self.dead_letter(stream, entry_id, fields, f"malformed: {why}")
-            self.metrics.commands.labels("malformed", "refused").inc()
-            return
+            raise DeadLetter(f"malformed: {err}") from None
         lock = self._locks.setdefault(entry.game, asyncio.Lock())
         effects = Effects(self.client)
         try:
             async with lock:
                 outcome = await self._execute(entry, effects)
         except Exception as err:
-            await self._failed(stream, entry_id, err, game=entry.game, kind=entry.kind)
-            return
+            err.add_note(f"game {entry.game}, {entry.kind} command")
+            raise
         finally:
             if not lock.locked() and not lock._waiters:
                 self._locks.pop(entry.game, None)
@@ -474,12 +438,13 @@ class Referee:
             # Applied, or stale (the turn is over), or a repeat: this deadline is done with.
             timers = self.keys.timers(partition_of(entry.game, self.settings.partitions))
             effects.settles.zrem(timers, f"{entry.game}|{entry.body.get('number')}")
+        if entry.kind == "expire" and outcome.code != "timer_not_expired":
+            timers = self.keys.timers(partition_of(entry.game, self.settings.partitions))
+            effects.settles.zrem(timers, f"{entry.game}|{EXPIRY}")
         if entry.reply:
-            reply = outcome.to_json(entry.rid, entry.game)
-            effects.writes.xadd(
-                entry.reply, {b"c": _json(reply)}, maxlen=REPLY_MAXLEN, approximate=True
-            )
-        effects.settles.xack(stream, REFEREES, entry_id)
+            answer = outcome.answer(entry.rid, entry.game).encode()
+            effects.writes.xadd(entry.reply, answer, maxlen=REPLY_MAXLEN, approximate=True)
+        delivery.ack(effects.settles)
         await effects.apply()  # the acknowledgement last, only once every write is in
         seconds = time.perf_counter() - started
         self.metrics.latency.observe(seconds)
@@ -519,7 +484,8 @@ class Referee:
                     continue  # the cache may lag a write by another process: look afresh
                 return await self._refuse(entry, loaded, command, effects)
             now = self.clock()
-            ctx = Context(now, await self._seed(entry.game))
+            bot = bot_of_command_id(entry.cid) if entry.kind == "seat" else None
+            ctx = Context(now, await self._seed(entry.game), bot=bot)
             decision = decide(loaded.state, command, ctx)
             if isinstance(decision, Rejection):
                 if attempt == 0:
@@ -530,17 +496,25 @@ class Referee:
                     # its own (should a failure have kept it from being written).
                     self._timer(effects, entry.game, loaded)
                 return await self._refuse(entry, loaded, decision, effects)
-            actor = f"seat:{entry.seat}" if entry.seat is not None else entry.kind
+            actor = _actor(entry, bot)
             try:
                 result, after = await self.games.append(
-                    entry.game, loaded, decision, actor, entry.cid, _fingerprint(entry), now
+                    entry.game,
+                    loaded,
+                    decision,
+                    actor,
+                    entry.cid,
+                    _fingerprint(entry),
+                    now,
+                    salt_key=ctx.seed,
                 )
             except VersionConflict:
                 self.metrics.conflicts.inc()
                 continue
             if result.duplicate:
                 return await self._repeat(entry, result, effects)
-            self._announce(effects, entry.game, after, decision, loaded, result.records)
+            change = change_of(loaded, result)
+            self._announce(effects, entry.game, after, decision, loaded, change, _moves(entry))
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
 
@@ -593,15 +567,21 @@ class Referee:
                     body.get("options") or {},
                     body.get("seats", 0),
                     commitment(seed),
+                    str(body.get("rematch_of") or ""),
+                    str(body.get("tournament") or ""),
                 )
             if entry.kind == "sit":
                 return sit_command(body)
             if entry.kind == "start":
                 return Start()
             if entry.kind == "timeout":
-                return Timeout(int(body["number"]))
+                return Timeout(int(body["number"]), _timeout_reason(loaded.state))
             if entry.kind == "continue":
                 return Continue()
+            if entry.kind == "cancel":
+                return Cancel()
+            if entry.kind == "expire":
+                return await self._expiry(entry.game, loaded.state)
             if entry.seat is None:
                 return Rejection("bad_command", "a seat command needs a seat")
             expected = body.get("expected_version")
@@ -610,11 +590,30 @@ class Referee:
                     "stale_version",
                     f"expected version {expected}, but the game is at version {loaded.version}",
                 )
-            return seat_command(body.get("type"), entry.seat, body)
+            kind = body.get("type")
+            if kind in SERVICE_SEAT_COMMANDS and not entry.cid.startswith(SERVICE_COMMAND_PREFIX):
+                # A rematch is linked by the gateway that made it, never by a seat's own client.
+                return Rejection("bad_command", f"type {kind!r} is the service's to send")
+            return seat_command(kind, entry.seat, body)
         except CommandError as err:
             return Rejection("bad_command", str(err))
         except (KeyError, TypeError, ValueError) as err:
             return Rejection("bad_command", f"malformed {entry.kind} command: {err}")
+
+    async def _expiry(self, game: str, state: GameState) -> Command | Rejection:
+        """An ``expire`` the timers fired, unless the game was moved in within its limit (the
+        time of its last move is kept beside the timer, which a firing puts off by seconds)."""
+        moved = await self.client.get(self.keys.game(game, MOVED))
+        idle = self.clock() - float(_text(moved)) if moved is not None else None
+        if idle is not None and idle < self._expiry_limit(state):
+            return Rejection("timer_not_expired", "the game has moved since its expiry was set")
+        return Expire()
+
+    def _expiry_limit(self, state: GameState) -> int:
+        """Seconds without a move after which the game expires (Decision 18)."""
+        if state.status in ("new", "waiting"):
+            return self.settings.waiting_expiry_seconds
+        return self.settings.playing_expiry_seconds
 
     async def _new_seed(self, game: str, fixed: object) -> bytes:
         """The game's secret seed: made once (or fixed by a seeded-games gateway) and kept in
@@ -646,81 +645,79 @@ class Referee:
         loaded: Loaded,
         events: list[Event],
         before: Loaded,
-        records: tuple[bytes, ...] = (),
+        change: Change | None = None,
+        moved: bool = False,
     ) -> None:
         """Queue on ``effects`` what the append of ``events`` (taking the game from ``before``
         to ``loaded``, or on since) leaves to write: a note of each round it ended waiting for
         its score sheet (before the news, so scoring never sees the news without the note);
-        the news for the feed (with the new events' ``records`` when given); the current turn's
+        the news for the feed (with what changed, when given); the current turn's
         deadline if it started a turn; and, once those are in, the removal of the deadline of
-        the turn it ended."""
+        the turn it ended. ``moved``: the append is a player's or a bot's doing (not a timer's):
+        the game's expiry (Decision 18) starts again."""
         types = [e.TYPE for e in events]
-        key, fields = self.bus.news(game, loaded.version, types, records)
+        key, fields = self.bus.news(game, loaded.version, types, change=change)
         for ended_round in (e.round for e in events if isinstance(e, RoundEnded)):
             effects.writes.sadd(self.keys.awaiting_scores(), awaiting_member(game, ended_round))
         effects.writes.xadd(key, fields, maxlen=FEED_MAXLEN, approximate=True)
-        if "TurnStarted" in types:
-            self._timer(effects, game, loaded)
+        if "MatchEnded" in types:  # final: what the lobby lists of it from now on
+            summary = encode_summary(summary_of(game, loaded.state))
+            effects.writes.set(summary_key(self.keys, game), summary, ex=SUMMARY_SECONDS)
+        back = {e.seat for e in events if isinstance(e, SeatReturned)}
+        turn = loaded.state.turn
+        on_turn_again = turn is not None and turn.seat in back
+        if "TurnStarted" in types or on_turn_again:
+            # (A player back on its turn gets the turn's whole time again, not a skip's.)
+            self._timer(effects, game, loaded, again=on_turn_again)
+        timers = self.keys.timers(partition_of(game, self.settings.partitions))
         ended = before.state.turn
         now = loaded.state.turn
         over = ended is not None and (now is None or now.number != ended.number)
-        if over and ended is not None and ended.deadline is not None:
-            timers = self.keys.timers(partition_of(game, self.settings.partitions))
+        if over and ended is not None:
             effects.settles.zrem(timers, f"{game}|{ended.number}")
+        status = loaded.state.status
+        if status in ("finished", "cancelled"):
+            effects.settles.zrem(timers, f"{game}|{EXPIRY}")
+        elif moved or "GameStarted" in types:
+            at = self.clock()
+            limit = self._expiry_limit(loaded.state)
+            # (Kept twice the limit: gone, the game has been idle past it anyway.)
+            effects.writes.set(self.keys.game(game, MOVED), repr(at), ex=2 * limit)
+            effects.writes.zadd(timers, {f"{game}|{EXPIRY}": at + limit})
 
-    def _timer(self, effects: Effects, game: str, loaded: Loaded) -> None:
-        """Queue the current turn's deadline (again: the same member and score)."""
-        turn = loaded.state.turn
-        if loaded.state.phase == "turns" and turn is not None and turn.deadline is not None:
-            timers = self.keys.timers(partition_of(game, self.settings.partitions))
-            effects.writes.zadd(timers, {f"{game}|{turn.number}": turn.deadline})
+    def _timer(self, effects: Effects, game: str, loaded: Loaded, again: bool = False) -> None:
+        """Queue the current turn's deadline: its timer's (again: the same member and score);
+        an untimed turn's absence limit, ``absent_seconds`` from now; at once for the seat of a
+        player away under ``skip`` (Decision 17). Those two are set only if not set already, so
+        that writing the side effects again does not put them off (``again``: set anyway)."""
+        state = loaded.state
+        turn = state.turn
+        if state.phase != "turns" or turn is None:
+            return
+        timers = self.keys.timers(partition_of(game, self.settings.partitions))
+        member = f"{game}|{turn.number}"
+        if _timeout_reason(state) == "skipped":
+            effects.writes.zadd(timers, {member: self.clock()})
+        elif turn.deadline is not None:
+            effects.writes.zadd(timers, {member: turn.deadline})
+        else:
+            due = self.clock() + state.rules.absent_seconds
+            effects.writes.zadd(timers, {member: due}, nx=not again)
 
-    async def dead_letter(
-        self, stream: str, entry_id: bytes, fields: dict[Any, Any], reason: str
-    ) -> None:
-        """Move an entry to the dead-letter stream (with why) and acknowledge it; a sender
-        waiting for the answer of a well-formed command learns that it failed. The
-        acknowledgement goes only once the record (and the answer) are written: raises
-        ``WritesRefused`` and leaves the entry pending otherwise."""
-        raw = fields.get(b"c", fields.get("c"))
-        if raw is None:
-            names = sorted(_text(name)[:100] for name in fields)[:20]
-            raw = _json({"fields": names})
-        entry = raw if isinstance(raw, bytes) else str(raw).encode()
-        record = {
-            b"stream": stream.encode(),
-            b"id": entry_id if isinstance(entry_id, bytes) else str(entry_id).encode(),
-            b"reason": reason.encode()[:1000],
-            b"size": str(len(entry)).encode(),
-            b"entry": entry[:DEAD_LETTER_ENTRY_BYTES],
-        }
-        effects = Effects(self.client)
-        pipe = effects.writes
-        pipe.xadd(self.keys.dead_letters(), record, maxlen=FEED_MAXLEN, approximate=True)
-        effects.settles.xack(stream, REFEREES, entry_id)
-        sender = _sender(fields, self.keys.replies(""))
-        if sender is not None:
-            reply, rid, game = sender
-            try:
-                version, head = await self.store.version(game)
-            except Exception:
-                version, head = 0, ""
-            answer = {
-                "rid": rid,
-                "game": game,
-                "status": "refused",
-                "version": version,
-                "head": head,
-                "code": "command_failed",
-                "message": f"the referee could not handle the command ({reason[:200]})",
-                "seat": None,
-                "duplicate": False,
-            }
-            pipe.xadd(reply, {b"c": _json(answer)}, maxlen=REPLY_MAXLEN, approximate=True)
-        await effects.write()
-        self.metrics.dead_letters.labels(reason.split(":")[0]).inc()
-        self.log.warning("dead letter", stream=stream, entry=_text(entry_id), reason=reason)
-        await effects.settle()
+    async def _tell_sender(self, delivery: Delivery, reason: str, writes: CommandGroup) -> None:
+        """With a dead letter: a sender waiting for the answer of a well-formed command learns
+        that it failed (rather than waiting for its timeout)."""
+        sender = _sender(delivery.fields, self.keys.replies(""))
+        if sender is None:
+            return
+        reply, rid, game = sender
+        try:
+            version, head = await self.store.version(game)
+        except Exception:
+            version, head = 0, ""
+        message = f"the referee could not handle the command ({reason[:200]})"
+        answer = Answer(rid, game, "refused", version, head, "command_failed", message)
+        writes.xadd(reply, answer.encode(), maxlen=REPLY_MAXLEN, approximate=True)
 
     async def update_stream_gauges(self) -> None:
         """Pending and lag per partition, for /metrics."""
@@ -732,15 +729,13 @@ class Referee:
                     self.metrics.lag.labels(str(partition)).set(group.get("lag") or 0)
 
     async def ready(self) -> tuple[bool, str]:
-        """Ready when Redis answers and the loops run."""
+        """Ready when the loops run (not draining) and the last lease heartbeat, recent
+        enough, reached Redis: the last known state, no Redis call of its own."""
+        if self.stopping.is_set():
+            return False, "draining"
         if not self.running:
             return False, "not consuming"
-        try:
-            await self.client.ping()
-            await self.update_stream_gauges()
-        except Exception as err:
-            return False, f"redis: {err}"
-        return True, "consuming"
+        return self.readiness.answer("consuming")
 
 
 def _outcome_of(events: list[Event], result: AppendResult) -> Outcome:
@@ -749,6 +744,32 @@ def _outcome_of(events: list[Event], result: AppendResult) -> Outcome:
     if rejected is not None:
         return Outcome("rejected", result.last_version, result.head, rejected.code, rejected.reason)
     return Outcome("accepted", result.last_version, result.head, seat=seat)
+
+
+def _timeout_reason(state: GameState) -> str:
+    """Why the current turn's time is up when its timer fires (Decision 17): its deadline; an
+    untimed turn's absence limit; a skipped seat's turn, at once."""
+    turn = state.turn
+    if turn is None:
+        return "deadline"
+    if turn.seat < len(state.away) and state.away[turn.seat] == "skip":
+        return "skipped"
+    return "deadline" if turn.deadline is not None else "absent"
+
+
+def _moves(entry: CommandEntry) -> bool:
+    """Whether a command is someone's doing (a player's, a bot's, the host's), which puts the
+    game's expiry off, rather than a timer's or the scoring role's."""
+    return entry.kind in ("create", "sit", "start", "seat", "cancel")
+
+
+def _actor(entry: CommandEntry, bot: str | None) -> str:
+    """Who the events are recorded as made by: ``bot:<name>`` for a bot's move (its command id
+    says so, and the engine has checked that the bot plays the seat), ``seat:<n>`` for a
+    player's, else the kind of command (``create``, ``sit``, ``timeout``, ...)."""
+    if bot is not None:
+        return f"bot:{bot}"
+    return f"seat:{entry.seat}" if entry.seat is not None else entry.kind
 
 
 def _fingerprint(entry: CommandEntry) -> str:
@@ -778,7 +799,3 @@ def _sender(fields: dict[Any, Any], replies: str) -> tuple[str, str, str] | None
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _json(doc: dict[str, Any]) -> bytes:
-    return jsontext.dumps_bytes(doc)

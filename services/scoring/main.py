@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+from typing import TYPE_CHECKING
 
-from shared.infra.settings import Settings, SettingsError
+if TYPE_CHECKING:
+    from shared.infra.client import RedisClient
+    from shared.infra.process import Built
 
 DEFAULT_PORT = 9102
 
@@ -27,21 +29,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-async def _main(settings: Settings) -> int:
-    from services.scoring.scoring import Scoring
-    from shared.infra.connection import connect
-    from shared.infra.process import run_service
-
-    client = connect(settings)
-    scoring = Scoring(client, settings)
-    try:
-        port = settings.http_port or DEFAULT_PORT
-        await run_service("scoring", scoring, scoring.registry, settings.http_host, port)
-        return 0
-    finally:
-        await client.aclose()
-
-
 def run(args: argparse.Namespace) -> int:
     """Run until SIGTERM (or, with ``--rebuild``, be `rummy rebuild`: one command, one report,
     one exit code)."""
@@ -49,15 +36,17 @@ def run(args: argparse.Namespace) -> int:
         from services.scoring import rebuild
 
         return rebuild.run(argparse.Namespace(command="rebuild"))
-    try:
-        settings = Settings.from_env()
-    except SettingsError as err:
-        print(f"rummy scoring: {err}", file=sys.stderr)
-        return 2
-    if settings.redis_url is None:
-        print("rummy scoring: set REDIS_URL (or use `rummy serve`)", file=sys.stderr)
-        return 2
-    from shared.infra.observability import configure_logging
+    from services.scoring.scoring import Scoring
+    from shared.infra.process import process_settings, serve_on_redis
 
-    configure_logging(settings.log_level)
-    return asyncio.run(_main(settings))
+    settings = process_settings("scoring", needs_redis=True)
+    if settings is None:
+        return 2
+
+    def build(client: RedisClient) -> Built:
+        scoring = Scoring(client, settings)
+        return scoring, scoring.registry, None
+
+    port = settings.http_port or DEFAULT_PORT
+    asyncio.run(serve_on_redis("scoring", settings, build, settings.http_host, port))
+    return 0

@@ -1,5 +1,6 @@
 """Read models the scoring service keeps: standings per game, a leaderboard and per-player
-statistics across games. Derived from the logs only, so they can be dropped and rebuilt.
+statistics across games, and the ratings (``shared.infra.ratings``). Derived from the logs only,
+so they can be dropped and rebuilt.
 
 Idempotent under redelivery: a game's standings are written only when newer than what is stored
 (the version is kept beside them); a finished game counts once in the cross-game figures (an
@@ -16,6 +17,8 @@ from shared.core.state import GameState
 from shared.core.views import standings
 from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
+from shared.infra.ratings import Ratings, result_of
+from shared.infra.stored import StoredEvent
 
 STANDINGS_SCRIPT = """
 local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
@@ -77,6 +80,7 @@ class Projections:
         self.keys = keys
         self._standings = client.register_script(STANDINGS_SCRIPT)
         self._finished = client.register_script(FINISHED_SCRIPT)
+        self.ratings = Ratings(client, keys.prefix)
 
     async def apply(self, state: GameState) -> bool:
         """Bring the projections up to ``state``; True if anything changed."""
@@ -87,19 +91,30 @@ class Projections:
             )
         )
         if state.status == "finished":
-            table = game_standings(state)
-            args: list[str | int] = [state.game_id]
-            for seat in table["seats"]:
-                won = 1 if seat["seat"] in state.winners else 0
-                args += [seat["name"], won, seat["score"] or 0, seat["outs"]]
-            keys = [self.keys.applied(), self.keys.leaderboard(), self.keys.player_stats()]
-            changed = bool(await self._finished(keys=keys, args=args)) or changed
+            changed = await self.count_finished(state) or changed
         return changed
+
+    async def count_finished(self, state: GameState) -> bool:
+        """Count a finished game in the cross-game figures (once); True if it was not yet.
+        Alone for an archived game, whose own standings left Redis with its log."""
+        table = game_standings(state)
+        args: list[str | int] = [state.game_id]
+        for seat in table["seats"]:
+            won = 1 if seat["seat"] in state.winners else 0
+            args += [seat["name"], won, seat["score"] or 0, seat["outs"]]
+        keys = [self.keys.applied(), self.keys.leaderboard(), self.keys.player_stats()]
+        return bool(await self._finished(keys=keys, args=args))
+
+    async def rate(self, game_id: str, events: list[StoredEvent], *, refold: bool = True) -> bool:
+        """Count a finished game's log in the ratings (once); True if it was not yet."""
+        result = result_of(game_id, events)
+        return result is not None and await self.ratings.record(result, refold=refold)
 
     async def drop(self, game_ids: list[str]) -> None:
         """Delete every projection key (for a rebuild)."""
         for key in (self.keys.applied(), self.keys.leaderboard(), self.keys.player_stats()):
             await self.client.delete(key)
+        await self.ratings.drop()
         for game_id in game_ids:
             await self.client.delete(self.keys.standings(game_id))
 
@@ -115,6 +130,7 @@ class Projections:
             "players": {_text(k): int(v) for k, v in stats.items()},
             "leaderboard": [[_text(name), score] for name, score in board],
             "games": games,
+            "ratings": await self.ratings.table(),
         }
 
     async def leaderboard(self, limit: int = 50) -> list[dict[str, Any]]:

@@ -6,15 +6,21 @@ the projections (standings, leaderboard, player statistics) up to date.
 The feed is trimmed and scoring may be down when a round ends, so the referee also notes every
 ended round in the ``awaiting-scores`` set (``<game>|<round>``); scoring sweeps that set every
 ``sweep_seconds`` and removes a round once its sheet is recorded and the game has carried on.
-A feed entry is acknowledged only after everything it asked for is written (the score sheet,
-its news, the ``continue``, the projections). One whose handling keeps failing is given up
-(acknowledged, logged, counted) after ``max_deliveries``; the sweep still covers the round it
+The feed is read as ``shared/infra/consumer.py`` reads a stream. A feed entry is acknowledged
+only after everything it asked for is written (the score sheet, its news, the ``continue``, the
+projections). One whose handling keeps failing is given up (acknowledged, logged, counted) at its
+first delivery after ``max_deliveries`` handled ones; the sweep still covers the round it
 announced. A delivery that failed for Redis's reasons (out of memory refuses every write that
-adds data, but not the acknowledgement) is not counted (``shared/infra/transient.py``): giving up
-the news of a finished match while Redis is full would leave its projections unwritten.
+adds data, but not the acknowledgement) is not counted: giving up the news of a finished match
+while Redis is full would leave its projections unwritten.
 
 Times (the stamp of ``ScoresRecorded``) are Redis's (``shared/infra/clock.py``), as the
 referees' are.
+
+Every scoring process heartbeats in the ``scorers`` set (``shared/infra/members.py``); the
+outcome is its readiness (``shared/infra/readiness.py``: ``/readyz`` never calls Redis itself),
+and the first live one by name forgets the departed scorers' consumers in the feed groups once
+their pending entries are claimed (``shared/infra/departed.py``): each start is a new consumer.
 """
 
 from __future__ import annotations
@@ -29,29 +35,26 @@ import structlog
 from prometheus_client import Counter, Gauge
 
 from services.scoring.projections import Projections
+from shared.archive.base import Archive
 from shared.core.codes import Rejection
 from shared.core.commands import Context, RecordScores
 from shared.core.decide import decide, round_sheet
 from shared.core.state import GameState
 from shared.infra.autopipe import autopipe
-from shared.infra.bus import (
-    FEED_MAXLEN,
-    SCORING,
-    Bus,
-    CommandEntry,
-    parse_json_field,
-    read_plan,
-    stream_batches,
-)
+from shared.infra.bus import FEED_MAXLEN, SCORING, Bus
 from shared.infra.client import RedisClient
 from shared.infra.clock import RedisClock
-from shared.infra.gamelog import GameLog
+from shared.infra.consumer import ConsumerMetrics, Delivery, Reading, StreamConsumer
+from shared.infra.departed import Departed
+from shared.infra.gamelog import GameLog, change_of, fold_stored
 from shared.infra.keys import Keys, awaiting_member, check_game_id
+from shared.infra.members import Members
 from shared.infra.observability import service_registry
+from shared.infra.protocol import CommandEntry, MalformedEntry, News
+from shared.infra.readiness import PING_SECONDS, Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
 from shared.infra.store.redis import RedisEventStore
-from shared.infra.transient import forgive, transient
 
 # News that changes a game's projected standings (``game_standings``) or needs a score sheet:
 # every game is projected from its creation, so that a rebuild from the logs finds on a healthy
@@ -65,11 +68,15 @@ INTERESTING = {
     "SeedRevealed",
     "PlayerSeated",
     "RoundDealt",
+    "SeatLeft",  # a name gone from the seats
+    "GameCancelled",  # the status
 }
-FOLLOW_PAUSE = 0.05  # seconds between reads of a partition that had little news
+FOLLOW_PAUSE = 0.05  # seconds between reads of the feed after one that had little news
 MAX_CONFLICTS = 10
 SWEEP_SECONDS = 5.0
+GAUGE_SECONDS = 5.0  # between two updates of the per-partition feed gauges
 REPORTED_GAMES = 20  # a rebuild names at most this many games whose standings differed
+TIDY_EVERY = 20  # heartbeats between two looks for departed consumers
 
 
 def carried_on(state: GameState, round_number: int) -> bool:
@@ -81,8 +88,17 @@ class Scoring:
     """One scoring process (several may run; every step is idempotent)."""
 
     def __init__(
-        self, client: RedisClient, settings: Settings, clock: Callable[[], float] = time.monotonic
+        self,
+        client: RedisClient,
+        settings: Settings,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        member_time: Callable[[], float] | None = None,
+        readiness: Readiness | None = None,
     ) -> None:
+        """``member_time``: the time of the heartbeats (tests step it; None: Redis's own
+        ``TIME``); ``readiness``: where the heartbeats' outcomes are noted (tests step its
+        clock)."""
         # Concurrent Redis calls share pipelines (blocking reads go straight through).
         client = self.client = autopipe(client)
         self.settings = settings
@@ -94,6 +110,12 @@ class Scoring:
         self.projections = Projections(client, self.keys)
         self.consumer = settings.consumer_name()
         self.log = structlog.get_logger("scoring").bind(consumer=self.consumer)
+        self.members = Members(
+            client, self.keys.scorers(), self.consumer, settings.lease_ms, member_time
+        )
+        self.beat_seconds = min(PING_SECONDS, settings.lease_ms / 3000)
+        self.readiness = readiness or Readiness()
+        self.departed = Departed(client, SCORING)
         self.registry = service_registry()
         self.sheets = Counter(
             "scoring_sheets_total", "Score sheets recorded", registry=self.registry
@@ -125,155 +147,141 @@ class Scoring:
         self.sweep_seconds = SWEEP_SECONDS
         self.stopping = asyncio.Event()
         self.running = False
+        reading = Reading.from_settings(
+            settings,
+            SCORING,
+            self.bus.feed_streams(),
+            None,  # no dead letters: an entry given up leaves its round to the sweep
+            consumer=self.consumer,
+            block_ms=min(1000, max(settings.claim_idle_ms, 50)),
+            alone_block_ms=5000,  # a cluster's one-partition reads: news wakes them anyway
+            # Nothing here is urgent (a round's score sheet may wait a tenth of a second): let
+            # news gather, one read per pause instead of one per turn.
+            gather_seconds=FOLLOW_PAUSE,
+        )
+        counts = ConsumerMetrics(
+            self.failures,
+            self.given_up,
+            handled=self.handled,
+            read_failures=self.failures,
+            by_reason=False,
+        )
+        self.reader = StreamConsumer(
+            client,
+            reading,
+            self.handle,
+            counts,
+            wants=lambda delivery: self._game_to_score(delivery) is not None,
+            log=self.log,
+        )
 
     async def run(self) -> None:
         """Follow every feed partition and sweep the awaiting rounds until ``stop``."""
-        while True:  # Redis may come up after scoring
-            try:
-                await self.bus.ensure_groups(SCORING, self.bus.feed_streams())
-                break
-            except Exception as err:
-                self.log.warning("creating the consumer groups failed; retrying", error=str(err))
-                try:
-                    await asyncio.wait_for(self.stopping.wait(), 1.0)
-                    return
-                except TimeoutError:
-                    continue
+        if not await self.reader.join(self.stopping):
+            return
         self.running = True
+        await self.beat()
+        self.reader.start()
         loops = [
-            asyncio.create_task(self._follow(streams))
-            for streams in read_plan(self.client, self.bus.feed_streams())
+            asyncio.create_task(self._sweep_loop()),
+            asyncio.create_task(self.clock.follow(self.stopping)),
+            asyncio.create_task(self._presence_loop()),
+            asyncio.create_task(self._gauge_loop()),
         ]
-        loops.append(asyncio.create_task(self._sweep_loop()))
-        loops.append(asyncio.create_task(self.clock.follow(self.stopping)))
         try:
             await self.stopping.wait()
-            # Drain: each loop finishes the entry in hand and stops (a read blocks at most 1 s).
-            await asyncio.wait(loops, timeout=self.settings.drain_seconds)
         finally:
             self.running = False
+            # Drain: the entries in hand finish (within the deadline), the rest stay pending.
+            await self.reader.drain()
             for task in loops:
                 task.cancel()
             await asyncio.gather(*loops, return_exceptions=True)
+            try:
+                await asyncio.wait_for(self.members.leave(), 2.0)
+            except Exception as err:
+                self.log.warning("leaving the scorers failed", error=str(err))
             self.log.info("scoring stopped")
+
+    async def beat(self) -> list[str]:
+        """Heartbeat among the scorers, its outcome noted as the readiness; the live ones."""
+        try:
+            live = await self.members.beat()
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.readiness.failed(f"redis: {err}")
+            self.log.warning("the scorers' heartbeat failed", error=str(err))
+            return []
+        self.readiness.reached()
+        return live
+
+    async def _presence_loop(self) -> None:
+        beats = 0
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.beat_seconds)
+            live = await self.beat()
+            beats += 1
+            if beats % TIDY_EVERY == 0:
+                try:
+                    await self.forget_departed(live)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    self.log.warning("forgetting departed consumers failed", error=str(err))
+
+    async def forget_departed(self, live: list[str]) -> list[str]:
+        """On the first live scorer by name: delete the consumers of the scorers that are gone
+        from the feed groups, once nothing is pending for them (``stream consumer``)."""
+        if not live or live[0] != self.consumer:
+            return []
+        keep = {*live, self.consumer}
+        gone = await self.departed.forget(self.bus.feed_streams(), keep.__contains__)
+        if gone:
+            self.log.info("departed consumers forgotten", consumers=gone[:20], count=len(gone))
+        return gone
+
+    async def update_feed_gauges(self) -> None:
+        """Feed entries read but not acknowledged by the scorers, per partition, for /metrics
+        (and the alert on a scoring that has stopped keeping up)."""
+        for partition, stream in enumerate(self.bus.feed_streams()):
+            for group in await self.client.xinfo_groups(stream):
+                if _text(group["name"]) == SCORING:
+                    self.pending.labels(str(partition)).set(group["pending"])
+
+    async def _gauge_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                await self.update_feed_gauges()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                self.log.warning("updating the feed gauges failed", error=str(err))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), GAUGE_SECONDS)
 
     def stop(self) -> None:
         """Stop reading the feed (the entries in hand finish, within the drain deadline)."""
         self.stopping.set()
 
-    async def _follow(self, streams: list[str]) -> None:
-        """Follow feed partitions (all in one read on a single Redis): first what this consumer
-        read but did not acknowledge (a crash), then new entries."""
-        starts: dict[str, str] = dict.fromkeys(streams, "0")
-        claim_at = 0.0  # when to look for a crashed peer's entries next
-        while not self.stopping.is_set():
-            try:
-                reply = await self.client.xreadgroup(
-                    SCORING,
-                    self.consumer,
-                    starts,
-                    count=self.settings.batch,
-                    block=min(1000, max(self.settings.claim_idle_ms, 50)),
-                )
-                got = {_text(stream): entries for stream, entries in stream_batches(reply)}
-                for stream in streams:
-                    if starts[stream] != ">":
-                        history = got.get(stream) or []
-                        # The history goes on after the last one; none left: new entries.
-                        starts[stream] = _text(history[-1][0]) if history else ">"
-                total = 0
-                for stream, entries in got.items():
-                    total += len(entries)
-                    plain = []  # news of nothing to score: acknowledged together
-                    for entry_id, fields in entries:
-                        if self.stopping.is_set():
-                            break  # unacknowledged: read again here, or claimed by a peer
-                        if self._game_to_score(entry_id, fields) is None:
-                            plain.append(entry_id)
-                        else:
-                            await self._attempt(stream, entry_id, fields)
-                    if plain:
-                        await self.client.xack(stream, SCORING, *plain)
-                        self.handled.inc(len(plain))
-                if self.stopping.is_set():
-                    break
-                if 0 < total < self.settings.batch:
-                    # Nothing here is urgent (a round's score sheet may wait a tenth of a
-                    # second): let news gather, one read per pause instead of one per turn.
-                    await asyncio.sleep(FOLLOW_PAUSE)
-                if time.monotonic() < claim_at:
-                    continue
-                claim_at = time.monotonic() + self.settings.claim_idle_ms / 2000
-                for stream in streams:
-                    claimed = await self.client.xautoclaim(
-                        stream,
-                        SCORING,
-                        self.consumer,
-                        min_idle_time=self.settings.claim_idle_ms,
-                        start_id="0-0",
-                        count=self.settings.batch,
-                    )
-                    for entry_id, fields in claimed[1]:
-                        if fields:
-                            await self._attempt(stream, entry_id, fields)
-            except asyncio.CancelledError:
-                raise
-            except Exception as err:
-                self.failures.inc()
-                self.log.warning("following the feed failed; retrying", error=str(err))
-                await asyncio.sleep(0.5)
-
-    async def _attempt(self, stream: str, entry_id: Any, fields: dict[Any, Any]) -> None:
-        """``handle`` one entry; if it raises, leave it pending (it is claimed and retried),
-        or give it up once it was delivered ``max_deliveries`` times."""
-        try:
-            await self.handle(stream, entry_id, fields)
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:
-            self.failures.inc()
-            if transient(err):  # Redis's reasons: handled again later, never given up for them
-                self.log.warning(
-                    "feed entry failed for Redis's reasons; it is handled again",
-                    entry=_text(entry_id),
-                    error=str(err),
-                )
-                with contextlib.suppress(Exception):
-                    await forgive(self.client, stream, SCORING, self.consumer, entry_id)
-                return
-            self.log.exception("feed entry failed", entry=_text(entry_id), error=str(err))
-            pending = await self.client.xpending_range(
-                stream, SCORING, min=entry_id, max=entry_id, count=1
-            )
-            delivered = int(pending[0]["times_delivered"]) if pending else 0
-            if delivered >= self.settings.max_deliveries:
-                await self.client.xack(stream, SCORING, entry_id)
-                self.given_up.inc()
-                self.log.error("feed entry given up", entry=_text(entry_id), deliveries=delivered)
-
-    async def handle(self, stream: str, entry_id: Any, fields: dict[Any, Any]) -> None:
-        """React to one feed entry, then acknowledge it."""
-        game = self._game_to_score(entry_id, fields)
+    async def handle(self, delivery: Delivery) -> None:
+        """React to one feed entry (the consumer acknowledges it once this returns)."""
+        game = self._game_to_score(delivery)
         if game is not None:
             await self.catch_up(game)
-        await self.client.xack(stream, SCORING, entry_id)
-        self.handled.inc()
 
-    def _game_to_score(self, entry_id: Any, fields: dict[Any, Any]) -> str | None:
+    def _game_to_score(self, delivery: Delivery) -> str | None:
         """The game a feed entry asks scoring to look at (a round or game changed), or None
         for news that needs nothing (most of them: turns)."""
-        doc = parse_json_field(fields) or {}
-        game, types = doc.get("game"), doc.get("types")
-        if not isinstance(game, str) or not isinstance(types, list):
-            return None
-        if not {t for t in types if isinstance(t, str)} & INTERESTING:
-            return None
         try:
-            check_game_id(game)
-        except ValueError:
-            self.log.warning("feed entry for no game", entry=_text(entry_id), game=game[:200])
+            news = News.decode(delivery.fields)
+        except MalformedEntry as err:
+            self.log.warning("feed entry malformed", entry=delivery.entry, why=str(err)[:200])
             return None
-        return game
+        if not set(news.types) & INTERESTING:
+            return None
+        return news.game
 
     async def _sweep_loop(self) -> None:
         while not self.stopping.is_set():
@@ -328,10 +336,11 @@ class Scoring:
                 if isinstance(decision, Rejection):
                     self.log.error("score sheet refused", game=game_id, code=decision.code)
                     return state
+                before = loaded
                 try:
                     result, loaded = await self.games.append(
                         game_id,
-                        loaded,
+                        before,
                         decision,
                         "scoring",
                         f"scores:{state.round}",
@@ -341,9 +350,12 @@ class Scoring:
                 except VersionConflict:
                     continue
                 # Announced again after a duplicate too: the first appender may have died
-                # before announcing, and the news is harmless twice.
-                records = () if result.duplicate else result.records
-                key, news = self.bus.news(game_id, loaded.version, ["ScoresRecorded"], records)
+                # before announcing, and the news is harmless twice. The news says what
+                # changed (as the referee's does), so a follower folds it without a read.
+                change = None if result.duplicate else change_of(before, result)
+                key, news = self.bus.news(
+                    game_id, loaded.version, ["ScoresRecorded"], change=change
+                )
                 await self.client.xadd(key, news, maxlen=FEED_MAXLEN, approximate=True)
                 if not result.duplicate:
                     self.sheets.inc()
@@ -354,6 +366,8 @@ class Scoring:
                     CommandEntry(game_id, "continue", f"continue:{state.round}", at=self.clock())
                 )
             await self.projections.apply(state)
+            if state.status == "finished" and not await self.projections.ratings.known(game_id):
+                await self.projections.rate(game_id, await self.store.read(game_id))
             done = [r for r in (state.round - 1, state.round) if r > 0 and carried_on(state, r)]
             if done:
                 members = [awaiting_member(game_id, r) for r in done]
@@ -361,36 +375,62 @@ class Scoring:
             return state
         raise RuntimeError(f"game {game_id}: {MAX_CONFLICTS} version conflicts in a row")
 
-    async def rebuild(self) -> dict[str, Any]:
-        """Drop every projection and rebuild it from the logs; report the parts that differed
-        from what was live (``differences``) and which games' standings did."""
+    async def rebuild(
+        self,
+        archive: Archive | None = None,
+        done: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Drop every projection and rebuild it from the logs, and the archived games Redis no
+        longer holds from ``archive`` (they count in the cross-game figures; their own
+        standings left with their logs); report the parts that differed from what was live
+        (``differences``) and which games' standings did. ``done(n, of)`` after each game (a
+        progress bar's)."""
         game_ids = await self.store.list_games()
         before = await self.projections.snapshot(game_ids)
         await self.projections.drop(game_ids)
-        for game_id in game_ids:
+        for number, game_id in enumerate(game_ids, start=1):
             loaded = await self.games.load(game_id, fresh=True)
             if loaded.version:
                 await self.projections.apply(loaded.state)
+                if loaded.state.status == "finished":
+                    events = await self.store.read(game_id)
+                    await self.projections.rate(game_id, events, refold=False)
+            if done is not None:
+                done(number, len(game_ids))
+        archived = 0
+        if archive is not None:
+            live = set(game_ids)
+            for game_id in await archive.game_ids():
+                record = None if game_id in live else await archive.fetch(game_id)
+                if record is not None:
+                    await self.projections.count_finished(fold_stored(record.events).state)
+                    await self.projections.rate(game_id, list(record.events), refold=False)
+                    archived += 1
+        await self.projections.ratings.refold()
         after = await self.projections.snapshot(game_ids)
         differences = [
-            part for part in ("players", "leaderboard", "games") if before[part] != after[part]
+            part
+            for part in ("players", "leaderboard", "games", "ratings")
+            if before[part] != after[part]
         ]
         differing = sorted(g for g in game_ids if before["games"][g] != after["games"][g])
-        return {
-            "games": len(game_ids),
+        report: dict[str, Any] = {
+            "games": len(game_ids) + archived,
             "differences": differences,
             "games_differing": differing[:REPORTED_GAMES],
         }
+        if archive is not None:
+            report["archived"] = archived
+        return report
 
     async def ready(self) -> tuple[bool, str]:
-        """Ready when Redis answers and the feed is followed."""
+        """Ready when the feed is followed (not draining) and the last heartbeat, recent
+        enough, reached Redis: the last known state, no Redis call of its own."""
+        if self.stopping.is_set():
+            return False, "draining"
         if not self.running:
             return False, "not following the feed"
-        try:
-            await self.client.ping()
-        except Exception as err:
-            return False, f"redis: {err}"
-        return True, "following the feed"
+        return self.readiness.answer("following the feed")
 
 
 def _text(value: Any) -> str:

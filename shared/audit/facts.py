@@ -27,6 +27,7 @@ from shared.audit.verdicts import Verdict, short
 from shared.core.cards import cards_str
 from shared.core.codes import Rejection
 from shared.core.commands import (
+    Cancel,
     Command,
     Context,
     Continue,
@@ -34,9 +35,14 @@ from shared.core.commands import (
     Discard,
     Draw,
     End,
+    Expire,
+    Leave,
+    OfferRematch,
     Pass,
     Play,
     RecordScores,
+    Resign,
+    Return,
     Sit,
     Start,
     Timeout,
@@ -48,13 +54,18 @@ from shared.core.events import (
     CardDrawn,
     CommandRejected,
     Event,
+    GameCancelled,
     GameCreated,
     GameStarted,
     MatchEnded,
     PlayerSeated,
+    RematchOffered,
     RoundDealt,
     RoundEnded,
     ScoresRecorded,
+    SeatLeft,
+    SeatResigned,
+    SeatReturned,
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
@@ -69,6 +80,7 @@ from shared.core.scoring import ScoringError
 from shared.core.shuffle import commitment
 from shared.core.state import GameState
 from shared.infra import codec
+from shared.infra.chain import event_salt
 from shared.infra.stored import StoredEvent
 
 Decided = list[Event] | Rejection | Exception
@@ -111,9 +123,28 @@ def command_of(
     event = events[index]
     turn = state.turn
     if isinstance(event, GameCreated):
-        return CreateGame(game_id, event.rules, event.options, event.seats, event.commitment)
+        return CreateGame(
+            game_id,
+            event.rules,
+            event.options,
+            event.seats,
+            event.commitment,
+            event.rematch_of,
+            event.tournament,
+        )
     if isinstance(event, PlayerSeated):
-        return Sit(event.name, event.seed)
+        return Sit(event.name, event.seed, event.bot, event.seat, event.player)
+    if isinstance(event, SeatLeft):
+        return Leave(event.seat)
+    if isinstance(event, SeatResigned):
+        # A seat resigned for being absent is part of its timeout's outcome (Decision 17).
+        return Resign(event.seat) if event.reason == "resigned" else None
+    if isinstance(event, SeatReturned):
+        return Return(event.seat, event.reason)
+    if isinstance(event, GameCancelled):
+        return Cancel() if event.reason == "host" else Expire()
+    if isinstance(event, RematchOffered):
+        return OfferRematch(event.seat, event.game_id)
     if isinstance(event, GameStarted):
         return Start()
     if isinstance(event, TurnPlayed):
@@ -133,7 +164,7 @@ def command_of(
     if isinstance(event, TurnPassed):
         return Pass(event.seat)
     if isinstance(event, TurnTimedOut):
-        return Timeout(event.number)
+        return Timeout(event.number, event.reason)
     if isinstance(event, TurnStarted):
         return End(turn.seat if turn is not None else event.seat)
     if isinstance(event, ScoresRecorded):
@@ -141,6 +172,13 @@ def command_of(
     if isinstance(event, RoundDealt | MatchEnded):
         return Continue()
     return None
+
+
+def _bot(actor: str | None) -> str | None:
+    """The bot an event's actor names (``bot:<name>``: a bot's move), or None."""
+    if actor is None or not actor.startswith("bot:"):
+        return None
+    return actor[len("bot:") :]
 
 
 def _what(command: Command) -> str:
@@ -165,6 +203,16 @@ def _what(command: Command) -> str:
         return f"the timeout of turn {command.number}"
     if isinstance(command, RecordScores):
         return f"the score sheet of round {command.round}"
+    if isinstance(command, Leave):
+        return f"seat {command.seat} leaving"
+    if isinstance(command, Resign):
+        return f"seat {command.seat}'s resignation"
+    if isinstance(command, Return):
+        return f"seat {command.seat}'s return"
+    if isinstance(command, Cancel | Expire):
+        return "the game's cancellation"
+    if isinstance(command, OfferRematch):
+        return f"the rematch offered by seat {command.seat}"
     return "the next deal or the match's end"
 
 
@@ -220,6 +268,7 @@ class _Walk:
         self.secret: bytes | None = None  # the revealed seed, once it hashes to the commitment
         self.shown = b""  # the revealed seed's bytes, whatever it is (what a reveal re-makes)
         self.reveal: tuple[int, str] | None = None
+        self.salts = 0  # salted events, each checked against the revealed seed
         self.counts = dict.fromkeys(
             (
                 "commands",
@@ -297,6 +346,19 @@ class _Walk:
             )
             return
         self.secret = raw
+        for event in self.stored:
+            stored = event.stored_form()
+            if stored.salt is None:
+                continue
+            self.salts += 1
+            expected = event_salt(raw, stored.game_id, stored.version)
+            if stored.salt != expected:
+                self.seed.fail(
+                    stored.version,
+                    f"the salt of version {stored.version} is {stored.salt}, but the revealed "
+                    f"seed makes it {expected}: the salts were not made from this seed",
+                )
+                return
 
     def _count(self, event: Event) -> None:
         kinds: dict[type[Event], str] = {
@@ -343,14 +405,15 @@ class _Walk:
             return group_of(self.stored, index)[1]
         self.counts["commands"] += 1
         now = self.stored[index].time
+        bot = _bot(self.stored[index].actor)
         seeded: Decided | None = None
         if self.secret is not None:
-            seeded = self._decide(command, Context(now, self.secret))
+            seeded = self._decide(command, Context(now, self.secret, bot=bot))
             if isinstance(seeded, list) and _first_difference(seeded, events, index) is None:
                 self._notes(seeded, index)
                 return min(index + len(seeded), len(events))
         ahead = self._ahead(index)
-        decided = self._decide(command, Context(now, self.shown, RecordedShuffle(ahead)))
+        decided = self._decide(command, Context(now, self.shown, RecordedShuffle(ahead), bot=bot))
         if isinstance(seeded, list) and isinstance(decided, list):
             k = _first_difference(seeded, decided)
             if k is not None:
@@ -588,7 +651,7 @@ class _Walk:
             self.seed,
             f"the revealed seed matches the commitment; {c['starters']} starter choice(s), "
             f"{c['deals']} deal(s) and {c['reshuffles']} reshuffle(s) decided again with "
-            "rr-shuffle-v1 are the recorded ones",
+            f"rr-shuffle-v1 are the recorded ones; {self.salts} event salt(s) made from it",
         )
         return replay, seed, self._scores_verdict()
 

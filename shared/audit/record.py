@@ -50,6 +50,7 @@ EVENT_FIELDS = (
     "prev_hash",
     "hash",
 )
+OPTIONAL_EVENT_FIELDS = ("salt",)  # events stored before salts, or by an unkeyed appender, lack it
 HEADER_FIELDS = (
     "format",
     "version",
@@ -153,7 +154,7 @@ def event_line(event: StoredEvent) -> dict[str, Any]:
         "data": stored.data,
         "prev_hash": stored.prev_hash,
         "hash": stored.hash,
-    }
+    } | ({"salt": stored.salt} if stored.salt is not None else {})
 
 
 def ended(events: Sequence[StoredEvent]) -> bool:
@@ -254,7 +255,7 @@ def _event_from_line(doc: Any, game_id: str, line: int | None) -> StoredEvent:
     missing = [f for f in EVENT_FIELDS if f not in doc]
     if missing:
         raise RecordError(f"the event line lacks {', '.join(missing)}", line)
-    extra = sorted(set(doc) - set(EVENT_FIELDS))
+    extra = sorted(set(doc) - set(EVENT_FIELDS) - set(OPTIONAL_EVENT_FIELDS))
     if extra:
         raise RecordError(f"the event line has unknown fields {', '.join(extra)}", line)
     checks: list[tuple[str, type | tuple[type, ...], str]] = [
@@ -268,6 +269,8 @@ def _event_from_line(doc: Any, game_id: str, line: int | None) -> StoredEvent:
         ("prev_hash", str, "a string"),
         ("hash", str, "a string"),
     ]
+    if "salt" in doc:
+        checks.append(("salt", str, "a string"))
     for name, kind, what in checks:
         if not _kind(doc[name], kind):
             raise RecordError(f"event field {name} must be {what}, got {doc[name]!r}", line)
@@ -282,6 +285,7 @@ def _event_from_line(doc: Any, game_id: str, line: int | None) -> StoredEvent:
         data=doc["data"],
         prev_hash=doc["prev_hash"],
         hash=doc["hash"],
+        salt=doc.get("salt"),
     )
 
 

@@ -65,6 +65,11 @@ KINDS = {
     "MatchEnded": "continue",
     "SeedRevealed": "continue",
     "TurnStarted": "end",
+    "SeatLeft": "leave",
+    "SeatResigned": "resign",
+    "SeatReturned": "return",
+    "GameCancelled": "cancel",
+    "RematchOffered": "rematch",
 }
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from shared.audit.record import GameRecord
+    from shared.audit.tournament import TournamentAudit
     from shared.audit.verify import Audit, Receipt
     from shared.infra.client import RedisClient
     from shared.infra.store.redis import RedisEventStore
@@ -67,6 +68,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     view.add_argument("--seat", type=int, metavar="S", help="show only what seat S may see")
     view.add_argument("--spectator", action="store_true", help="show what a spectator may see")
     replay.add_argument("--json", action="store_true", help="print the whole structure as JSON")
+    replay.add_argument(
+        "--svg",
+        metavar="FILE",
+        help="also draw the turn as a picture (SVG) into FILE, as the viewer may see it",
+    )
 
     audit = sub.add_parser(
         "audit",
@@ -76,6 +82,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     audit.add_argument("game", metavar="GAME", nargs="?", help="a game id or a record file")
     audit.add_argument("--all", action="store_true", help="audit every game in the store")
+    audit.add_argument(
+        "--tournament",
+        metavar="ID",
+        help="audit a tournament: its log's chain, every table's game, every table result and "
+        "every standing recomputed from the games and the rulings",
+    )
     _receipt_arg(audit)
     audit.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
@@ -150,6 +162,7 @@ def open_client() -> tuple[RedisClient, str]:
 def _with_store(work: Callable[[RedisEventStore], Awaitable[T]]) -> T:
     import asyncio
 
+    from shared.infra.connection import disconnect
     from shared.infra.store.redis import RedisEventStore
 
     client, prefix = open_client()
@@ -158,9 +171,60 @@ def _with_store(work: Callable[[RedisEventStore], Awaitable[T]]) -> T:
         try:
             return await work(RedisEventStore(client, prefix))
         finally:
-            await client.aclose()
+            await disconnect(client)
 
     return asyncio.run(main())
+
+
+async def _from_archive(game_id: str) -> GameRecord | None:
+    """The game's archived record, when ``RUMMY_ARCHIVE_URL`` names an archive that has it:
+    a finished game whose log Redis has let go is read, audited and exported by id all the
+    same."""
+    from shared.archive.base import ArchiveError
+    from shared.archive.opening import ArchiveUrlError, open_archive
+    from shared.infra.settings import Settings, SettingsError
+
+    try:
+        url = Settings.from_env().archive_url
+        archive = open_archive(url) if url else None
+    except (SettingsError, ArchiveUrlError) as err:
+        raise CliError(f"RUMMY_ARCHIVE_URL: {err}") from None
+    if archive is None:
+        return None
+    try:
+        await archive.open()
+        return await archive.fetch(game_id)
+    except ArchiveError as err:
+        raise CliError(f"the archive: {err}") from None
+    finally:
+        await archive.close()
+
+
+async def _stored(store: Any, game_id: str) -> Any:
+    """The game as the store holds it, else as the archive does (``SourceError`` if neither
+    has it)."""
+    from shared.audit.source import SourceError, StoredGame, load_game
+
+    try:
+        return await load_game(store, game_id)
+    except SourceError:
+        record = await _from_archive(game_id)
+        if record is None or record.head is None:
+            raise
+        return StoredGame(game_id, record.events, record.head)
+
+
+async def _exported(store: Any, game_id: str) -> GameRecord:
+    """The game's record from the store, else the archived one."""
+    from shared.audit.source import SourceError, export_game
+
+    try:
+        return await export_game(store, game_id)
+    except SourceError:
+        record = await _from_archive(game_id)
+        if record is None:
+            raise
+        return record
 
 
 def _receipts(texts: list[str]) -> list[Receipt]:
@@ -186,9 +250,7 @@ def _log(game: str) -> tuple[list[Any], str]:
     """The events of GAME (a record file or a stored game) and where they came from."""
     if _is_file(game):
         return list(_record(game).events), game
-    from shared.audit.source import load_game
-
-    stored = _with_store(lambda store: load_game(store, game))
+    stored = _with_store(lambda store: _stored(store, game))
     if stored.defects:
         version, why = stored.defects[0]
         raise CliError(f"version {version} cannot be read ({why}); run rummy audit {game}")
@@ -204,6 +266,12 @@ def _replay(args: argparse.Namespace) -> int:
     events, _ = _log(args.game)
     viewer: Any = args.seat if args.seat is not None else (SPECTATOR if args.spectator else None)
     result = replay(events, turn=args.turn, version=args.version, viewer=viewer)
+    if args.svg:
+        from shared.pictures.turn import turn_picture
+
+        with open(args.svg, "w", encoding="utf-8") as out:
+            out.write(turn_picture(result))
+        print(f"rummy replay: drew the turn into {args.svg}", file=sys.stderr)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -349,10 +417,15 @@ def _verify_file(path: str, receipts: list[Receipt]) -> tuple[Audit, str]:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from shared.audit.source import load_game
     from shared.audit.verify import audit_log
 
     receipts = _receipts(args.receipt)
+    if args.tournament is not None:
+        if args.game is not None or args.all or receipts:
+            raise CliError(
+                "--tournament ID audits one tournament: give no GAME, --all or --receipt"
+            )
+        return _audit_tournament(args.tournament, args.json)
     if args.all == (args.game is not None):
         raise CliError("give one GAME, or --all for every game in the store")
     if args.game is not None and _is_file(args.game):
@@ -361,24 +434,29 @@ def _audit(args: argparse.Namespace) -> int:
         raise CliError("--receipt belongs to one game: give GAME instead of --all")
 
     async def work(store: Any) -> list[tuple[Audit, str]]:
+        from shared.cli.progress import bar
+
         ids = await store.list_games() if args.all else [args.game]
         out = []
-        for game_id in ids:
-            try:
-                game = await load_game(store, game_id)
-            except Exception as err:
-                if not args.all:
-                    raise
-                print(f"rummy audit: skipping {game_id}: {err}", file=sys.stderr)
-                continue
-            audit = audit_log(
-                game.events,
-                game_id=game_id,
-                head=game.head,
-                receipts=receipts,
-                defects=game.defects,
-            )
-            out.append((audit, f"game {game_id}"))
+        with bar(len(ids), "games audited", unit="game", quiet=not args.all) as progress:
+            for game_id in ids:
+                try:
+                    game = await _stored(store, game_id)
+                except Exception as err:
+                    if not args.all:
+                        raise
+                    progress.write(f"rummy audit: skipping {game_id}: {err}", file=sys.stderr)
+                    progress.update(1)
+                    continue
+                audit = audit_log(
+                    game.events,
+                    game_id=game_id,
+                    head=game.head,
+                    receipts=receipts,
+                    defects=game.defects,
+                )
+                out.append((audit, f"game {game_id}"))
+                progress.update(1)
         return out
 
     audits = _with_store(work)
@@ -386,6 +464,71 @@ def _audit(args: argparse.Namespace) -> int:
         print("[]" if args.json else "no games in the store")
         return EXIT_OK
     return _report(audits, args.json, many=args.all)
+
+
+def tournament_logs(prefix: str) -> str:
+    """The key prefix of the tournaments' event store under the deployment's ``prefix`` (where
+    the tournament service appends)."""
+    from shared.infra.keys import Keys
+
+    return Keys(prefix).tournament_logs()
+
+
+def render_tournament(audit: TournamentAudit) -> str:
+    """One line per check, one per difference, then the verdict."""
+    head = f"{audit.head[0]}:{audit.head[1][:12]}…" if audit.head else "unknown"
+    lines = [
+        f"tournament {audit.tournament_id}: {audit.events} events, head {head}, "
+        f"{len(audit.games)} table games"
+    ]
+    for verdict in audit.verdicts:
+        status = "FAILED" if verdict.failed else verdict.status
+        where = f" at version {verdict.version}" if verdict.failed and verdict.version else ""
+        lines.append(f"  {verdict.check:<9} {status:<10} {verdict.message}{where}")
+    for difference in audit.differences:
+        values = ""
+        if difference.field in ("head", "seats"):  # the only messages that do not say both
+            values = f" [recorded {difference.recorded!r}, recomputed {difference.recomputed!r}]"
+        lines.append(f"  - {difference.where()}: {difference.message}{values}")
+    if audit.ok:
+        lines.append("every check holds")
+    else:
+        lines.append(f"FAILED: {len(audit.differences)} difference(s)")
+    return "\n".join(lines)
+
+
+def _audit_tournament(tournament_id: str, as_json: bool) -> int:
+    from shared.audit.source import SourceError, load_game
+    from shared.audit.tournament import GameSource, audit_tournament, table_games
+    from shared.infra.store.redis import RedisEventStore
+
+    async def work(store: RedisEventStore) -> TournamentAudit:
+        logs = RedisEventStore(store.client, tournament_logs(store.keys.prefix))
+        try:
+            log = await load_game(logs, tournament_id)
+        except SourceError:
+            raise CliError(f"there is no tournament {tournament_id!r} in this store") from None
+        games: dict[str, GameSource] = {}
+        for game_id in table_games(log.events):
+            try:
+                games[game_id] = await _stored(store, game_id)
+            except SourceError as err:
+                games[game_id] = str(err)
+        return audit_tournament(
+            log.events, games, tournament_id=tournament_id, head=log.head, defects=log.defects
+        )
+
+    audit = _with_store(work)
+    if as_json:
+        print(json.dumps(audit.to_json(), indent=2))
+    else:
+        print(render_tournament(audit))
+    if audit.ok:
+        return EXIT_OK
+    first = audit.differences[0] if audit.differences else None
+    named = f": {first.check} at {first.where()}" if first is not None else ""
+    print(f"rummy audit: tournament {tournament_id} failed{named}", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -397,11 +540,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from shared.audit.record import write_record
-    from shared.audit.source import export_game
 
     if _is_file(args.game):
         raise CliError(f"{args.game} is a file; export reads a game id from REDIS_URL's store")
-    record = _with_store(lambda store: export_game(store, args.game))
+    record = _with_store(lambda store: _exported(store, args.game))
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             write_record(record, out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import random
 import statistics
@@ -22,8 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.cards import card_str
-from shared.core.commands import Command, Discard, Draw, End, Pass, Play
+from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra import jsontext
@@ -59,21 +59,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="ws: a WebSocket per seat (views pushed, commands sent on it); "
         "http: GET the view, POST the command",
     )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the run second by second (turns per second, latency) as an SVG chart",
+    )
 
 
-def command_body(command: Command) -> dict[str, Any]:
-    """A bot's command as the API's JSON body."""
-    if isinstance(command, Play):
-        return {"type": "play", "layout": [[card_str(c) for c in m] for m in command.layout]}
-    if isinstance(command, Draw):
-        return {"type": "draw", "source": command.source}
-    if isinstance(command, Discard):
-        return {"type": "discard", "card": card_str(command.card)}
-    if isinstance(command, End):
-        return {"type": "end"}
-    if isinstance(command, Pass):
-        return {"type": "pass"}
-    raise TypeError(f"not a seat command: {command!r}")
+SECONDS_BAR = (
+    "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]"
+)
 
 
 @dataclass
@@ -81,10 +76,18 @@ class Figures:
     """What the run measured."""
 
     latencies: list[float] = field(default_factory=list)
+    sent: list[float] = field(default_factory=list)  # each timed command's send, s into the run
+    frames: Counter[str] = field(default_factory=Counter)  # frames received, by kind
     accepted: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     games_started: int = 0
     games_finished: int = 0
+    # (seconds into the run, accepted so far, commands timed so far), at every look of the
+    # progress loop and once at the end: what --plot draws
+    samples: list[tuple[float, int, int]] = field(default_factory=list)
+
+    def sample(self, elapsed: float) -> None:
+        self.samples.append((elapsed, self.accepted, len(self.latencies)))
 
 
 async def _new_game(
@@ -149,16 +152,19 @@ async def _play_games(
                 seat = turn["seat"]
                 continue
             command = bot.choose(seat_view_from_json(view, rules), rng)
-            body = {"id": uuid.uuid4().hex[:16], **command_body(command)}
+            body = {"id": uuid.uuid4().hex[:16], **command_json(command, with_seat=False)}
             if args.pace:
+                if next_at >= end:  # due after the run: not sent (the run ends at --duration)
+                    return
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
                 next_at += args.pace
-            started = time.perf_counter()
+            started, sent = time.perf_counter(), time.monotonic()
             url = f"{args.url}/api/games/{game}/commands"
             async with session.post(url, json=body, headers=auth) as r:
                 answer = await r.json()
                 status = r.status
             figures.latencies.append(time.perf_counter() - started)
+            figures.sent.append(round(sent - begin, 3))
             if status == 200:
                 figures.accepted += 1
             else:
@@ -182,6 +188,7 @@ class _SocketGame:
         self.changed = asyncio.Event()
         self.answers: dict[str, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
         self.readers: list[asyncio.Task[None]] = []
+        self.frames: Counter[str] = Counter()  # frames received on the game's sockets, by kind
 
     async def open(self) -> None:
         ws_url = self.args.url.replace("http", "ws", 1) + f"/api/games/{self.game}/ws"
@@ -200,13 +207,15 @@ class _SocketGame:
     async def _read(self, seat: int, ws: Any) -> None:
         async for message in ws:
             doc = jsontext.loads(message.data)
-            if doc.get("type") == "view":
-                view = doc["view"]
+            kind = str(doc.get("type"))
+            self.frames[kind + "+view" if kind == "answer" and "view" in doc else kind] += 1
+            # A view comes alone, or with the answer to this socket's command that made it.
+            if doc.get("type") in ("view", "answer") and (view := doc.get("view")) is not None:
                 known = self.views[seat]
                 if known is None or view["version"] >= known["version"]:
                     self.views[seat] = view
                     self.changed.set()
-            elif doc.get("type") == "answer":
+            if doc.get("type") == "answer":
                 future = self.answers.pop(str(doc.get("id")), None)
                 if future is not None and not future.done():
                     future.set_result((doc["status"], doc["body"]))
@@ -249,6 +258,7 @@ async def _play_games_ws(
     rules = rule_set(args.rules)
     end = begin + args.duration
     ready: _SocketGame | None = first
+    first.frames.clear()  # (what the set-up's sockets got before the clock is not the run's)
     next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
     while time.monotonic() < end:
         if ready is not None:
@@ -271,18 +281,24 @@ async def _play_games_ws(
                     continue
                 seat, view = moving
                 command = bot.choose(seat_view_from_json(view, rules), rng)
-                body = {"id": uuid.uuid4().hex[:16], **command_body(command)}
+                body = {"id": uuid.uuid4().hex[:16], **command_json(command, with_seat=False)}
                 if args.pace:
+                    if next_at >= end:  # due after the run: not sent (it ends at --duration);
+                        # the game stays live (its sockets open) to the end, as the run's count
+                        # of live games says: closing thousands at once is a load of its own
+                        await asyncio.sleep(max(0.0, end - time.monotonic()))
+                        return
                     await asyncio.sleep(max(0.0, next_at - time.monotonic()))
                     next_at += args.pace
                 game.changed.clear()
-                started = time.perf_counter()
+                started, sent = time.perf_counter(), time.monotonic()
                 try:
                     status, answer = await asyncio.wait_for(game.send(seat, body), ANSWER_WAIT)
                 except (TimeoutError, ConnectionError) as err:  # a socket lost: the next game
                     figures.errors[f"no_answer ({type(err).__name__})"] += 1
                     break
                 figures.latencies.append(time.perf_counter() - started)
+                figures.sent.append(round(sent - begin, 3))
                 if status == 200:
                     figures.accepted += 1
                     # Wait for the view that follows this command before choosing again.
@@ -297,6 +313,7 @@ async def _play_games_ws(
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:
             await game.close()
+            figures.frames.update(game.frames)
 
 
 async def _process_figures(session: Any, url: str) -> dict[str, float]:
@@ -328,11 +345,12 @@ async def _redis_cpu(url: str | None) -> float | None:
         await client.aclose()
 
 
-async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
-    """Run the load and gather the figures."""
+async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> dict[str, Any]:
+    """Run the load and gather the figures (into ``figures`` when given: its samples are what a
+    plot draws)."""
     import aiohttp
 
-    figures = Figures()
+    figures = Figures() if figures is None else figures
     connector = aiohttp.TCPConnector(limit=0)
     timeout = aiohttp.ClientTimeout(total=60)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
@@ -349,6 +367,11 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
                 return sockets
 
         firsts = await asyncio.gather(*(set_up() for _ in range(args.games)))
+        # What the set-up made lives for the whole run (the sockets, their readers): out of the
+        # cyclic collector's walks, or the tool's own pauses (hundreds of ms at thousands of
+        # sockets) would be measured as the service's latency.
+        gc.collect()
+        gc.freeze()
         cpu_before = [await _process_figures(session, url) for url in args.metrics]
         redis_before = await _redis_cpu(args.redis)
         client_before = time.process_time()
@@ -358,25 +381,24 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
             asyncio.create_task(play(session, args, figures, firsts[i], started, i))
             for i in range(args.games)
         ]
-        show = sys.stderr.isatty()
-        while not all(t.done() for t in slots):
-            await asyncio.sleep(0.5)
-            if show:
-                done = min(30, int((time.monotonic() - started) / args.duration * 30))
+        from shared.cli.progress import bar
+
+        # The run is bounded by time: the bar counts its seconds (the ETA is what is left).
+        with bar(args.duration, "load", unit="s", bar_format=SECONDS_BAR) as progress:
+            while not all(t.done() for t in slots):
+                await asyncio.sleep(0.5)
+                figures.sample(time.monotonic() - started)
+                elapsed = min(time.monotonic() - started, args.duration)
+                progress.update(elapsed - progress.n)
                 rate = figures.accepted / max(time.monotonic() - started, 1e-9)
-                print(
-                    f"\r[{'#' * done}{'.' * (30 - done)}] {rate:,.0f} turns/s",
-                    end="",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        if show:
-            print(file=sys.stderr)
+                progress.set_postfix_str(f"{rate:,.0f} turns/s", refresh=False)
         for task in slots:
             if task.exception() is not None:
                 figures.errors[type(task.exception()).__name__] += 1
         seconds = time.monotonic() - started
+        figures.sample(seconds)
         client_cpu = time.process_time() - client_before
+        gc.unfreeze()
         redis_after = await _redis_cpu(args.redis)
         cpu_after = [await _process_figures(session, url) for url in args.metrics]
     turns = max(figures.accepted, 1)
@@ -412,6 +434,16 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
             ),
             "max": round(latencies[-1] * 1000, 2),
         },
+        # The slowest commands, when each was sent (s into the run) and what it took: a tail of
+        # one stall, of the run's start, or spread over the run.
+        "slowest": [
+            [sent, round(took * 1000, 1)]
+            for took, sent in sorted(zip(figures.latencies, figures.sent, strict=True))[-10:]
+        ],
+        # Frames received by kind ("answer+view": an answer with the view of its change), and
+        # all frames over the accepted turns (three a turn with an answer apart from its view).
+        "frames": dict(figures.frames),
+        "frames_per_turn": round(sum(figures.frames.values()) / turns, 2),
         "errors": dict(figures.errors),
         "games_started": figures.games_started,
         "games_finished": figures.games_finished,
@@ -420,10 +452,60 @@ async def loadtest(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def plot(result: dict[str, Any], figures: Figures) -> str:
+    """The run as a chart: accepted turns per second and command latency, look by look."""
+    from shared.pictures.chart import Panel, Series, chart
+
+    rate: list[tuple[float, float]] = []
+    p50: list[tuple[float, float]] = []
+    top: list[tuple[float, float]] = []
+    last_t, last_accepted, last_timed = 0.0, 0, 0
+    for t, accepted, timed in figures.samples:
+        if t <= last_t:
+            continue
+        rate.append((round(t, 3), (accepted - last_accepted) / (t - last_t)))
+        window = sorted(figures.latencies[last_timed:timed])
+        if window:
+            p50.append((round(t, 3), statistics.median(window) * 1000))
+            top.append((round(t, 3), window[-1] * 1000))
+        last_t, last_accepted, last_timed = t, accepted, timed
+    note = (
+        f"{result['games']} games, {result['mode']} loop over {result['transport']}, "
+        f"{result['accepted']} turns accepted in {result['duration']} s, {result['url']}"
+    )
+    return chart(
+        "rummy loadtest",
+        [
+            Panel(
+                "Accepted turns per second",
+                "seconds into the run",
+                "turns / s",
+                [Series("accepted", rate)],
+            ),
+            Panel(
+                "Command latency",
+                "seconds into the run",
+                "ms",
+                [Series("median", p50), Series("slowest", top)],
+            ),
+        ],
+        note,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the figures as one JSON object."""
+    """Print the figures as one JSON object (and draw them with ``--plot``)."""
     if args.games < 1 or args.duration <= 0 or (args.pace is not None and args.pace <= 0):
         print("rummy loadtest: --games >= 1, --duration > 0, --pace > 0", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(loadtest(args))))
+    figures = Figures()
+    result = asyncio.run(loadtest(args, figures))
+    print(json.dumps(result))
+    if getattr(args, "plot", None):
+        try:
+            with open(args.plot, "w", encoding="utf-8") as out:
+                out.write(plot(result, figures))
+        except OSError as err:
+            print(f"rummy loadtest: cannot write the plot: {err}", file=sys.stderr)
+            return 2
     return 0

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "export": "shared.cli.audit",
     "verify": "shared.cli.audit",
     "import": "shared.cli.audit",
+    "archive": "shared.cli.archive",
 }
 
 NETWORKED = frozenset({"loadtest"})

@@ -48,6 +48,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--no-check", action="store_true", help="skip the invariant checks")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw what was measured, game by game, as an SVG chart into FILE",
+    )
 
 
 def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -60,8 +65,11 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def simulate(args: argparse.Namespace) -> dict[str, Any]:
-    """Play the games and gather the figures."""
+def simulate(
+    args: argparse.Namespace, course: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Play the games and gather the figures; ``course``, if given, gets each game's figures
+    as they stood after it (its turns, each bot's win rate so far)."""
     options = json.loads(args.options)
     rules = rule_set(args.rules, options)
     check_seats(rules, args.players)
@@ -78,7 +86,10 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     totals = Counter[str]()
     violations: list[str] = []
     started = time.perf_counter()
-    show = sys.stderr.isatty() and not args.json
+    from shared.cli.progress import bar
+
+    progress = bar(args.games, "games", unit="game")
+    course = [] if course is None else course
     same_deals = bool(getattr(args, "same_deals", False))
     deal_wins: dict[int, Counter[str]] = {}  # with --same-deals: each deal's wins per bot
     for g in range(args.games):
@@ -116,16 +127,15 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             seats_played[seat_kinds[seat]] += 1
             penalty[seat_kinds[seat]] += score or 0
         violations += [f"game {g}: {v}" for v in report.violations]
-        if show:
-            done = (g + 1) * 30 // args.games
-            print(
-                f"\r[{'#' * done}{'.' * (30 - done)}] {g + 1}/{args.games}",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-    if show:
-        print(file=sys.stderr)
+        course.append(
+            {
+                "turns": report.turns,
+                "win_rate": {k: wins[k] / max(seats_played[k], 1) for k in kinds},
+            }
+        )
+        progress.update(1)
+        progress.set_postfix(turns=totals["turns"], refresh=False)
+    progress.close()
     seconds = time.perf_counter() - started
     return {
         "rules": rules.name,
@@ -160,13 +170,46 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def plot(result: dict[str, Any], course: list[dict[str, Any]]) -> str:
+    """The run as a chart: each bot's win rate so far, and the turns of each game."""
+    from shared.pictures.chart import Panel, Series, chart
+
+    games = range(1, len(course) + 1)
+    rates = [
+        Series(bot, [(g, after["win_rate"][bot]) for g, after in zip(games, course, strict=True)])
+        for bot in result["wins"]
+    ]
+    turns = [Series("turns", [(g, after["turns"]) for g, after in zip(games, course, strict=True)])]
+    options = ", ".join(f"{k}={v}" for k, v in result["options"].items())
+    note = (
+        f"{result['rules']}{' (' + options + ')' if options else ''}, {result['players']} "
+        f"players, {result['games']} games, {result['invariant_violations']} invariant violations"
+    )
+    return chart(
+        "rummy simulate",
+        [
+            Panel("Win rate so far, by bot", "games played", "win rate", rates),
+            Panel("Turns in each game", "game", "turns", turns),
+        ],
+        note,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the figures; exit 1 when an invariant broke, 2 on bad arguments."""
+    course: list[dict[str, Any]] = []
     try:
-        result = simulate(args)
+        result = simulate(args, course)
     except (ValueError, RuleSetError) as err:
         print(f"rummy simulate: {err}", file=sys.stderr)
         return 2
+    if getattr(args, "plot", None):
+        try:
+            with open(args.plot, "w", encoding="utf-8") as out:
+                out.write(plot(result, course))
+        except OSError as err:
+            print(f"rummy simulate: cannot write the plot: {err}", file=sys.stderr)
+            return 2
     if args.json:
         print(json.dumps(result))
     else:

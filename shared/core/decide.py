@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shared.core.botnames import BOT_NAMES, BOTS_ALLOWED
 from shared.core.cards import JOKER, card_str
 from shared.core.codes import Rejection
 from shared.core.commands import (
+    Cancel,
     Command,
     Context,
     Continue,
@@ -22,9 +24,14 @@ from shared.core.commands import (
     Discard,
     Draw,
     End,
+    Expire,
+    Leave,
+    OfferRematch,
     Pass,
     Play,
     RecordScores,
+    Resign,
+    Return,
     Sit,
     Start,
     Timeout,
@@ -35,12 +42,19 @@ from shared.core.events import (
     CardDrawn,
     CommandRejected,
     Event,
+    GameCancelled,
     GameCreated,
     GameStarted,
     MatchEnded,
     PlayerSeated,
+    RematchOffered,
     RoundEnded,
     ScoresRecorded,
+    SeatHandedToBot,
+    SeatLeft,
+    SeatResigned,
+    SeatReturned,
+    SeatSkipped,
     SeedRevealed,
     TurnForfeited,
     TurnPassed,
@@ -48,6 +62,7 @@ from shared.core.events import (
     TurnStarted,
     TurnTimedOut,
 )
+from shared.core.evolve import evolve
 from shared.core.judgement import judge_play
 from shared.core.melds import card_values
 from shared.core.rulesets import RuleSet, RuleSetError, check_seats, rule_set
@@ -76,17 +91,49 @@ def _create(state: GameState, cmd: CreateGame, ctx: Context) -> Decision:
         if err.option not in message:  # Decision 12: the refusal names the option
             message = f"option {err.option!r}: {message}"
         return _no("bad_options", message)
-    return [GameCreated(cmd.game_id, cmd.rules, dict(cmd.options), cmd.seats, cmd.commitment)]
+    created = GameCreated(
+        cmd.game_id,
+        cmd.rules,
+        dict(cmd.options),
+        cmd.seats,
+        cmd.commitment,
+        cmd.rematch_of,
+        cmd.tournament,
+    )
+    return [created]
 
 
 def _sit(state: GameState, cmd: Sit, ctx: Context) -> Decision:
     if state.status == "new":
         return _no("game_not_started", "no such game")
+    if state.status == "cancelled":
+        return _no("game_cancelled", "the game was cancelled")
     if state.status != "waiting":
         return _no("game_started", "the game has started; seats can no longer be taken")
     if state.seated() >= state.seats:
         return _no("game_full", f"all {state.seats} seats are taken")
-    return [PlayerSeated(state.seated(), cmd.name, cmd.seed)]
+    if cmd.bot is not None and cmd.bot not in BOT_NAMES:
+        return _no("bad_command", f"bot is {cmd.bot!r}; allowed: {BOTS_ALLOWED}")
+    seat = state.free_seat()
+    if cmd.seat is not None:
+        if not 0 <= cmd.seat < state.seats:
+            return _no("bad_command", f"seat is {cmd.seat}; allowed: 0 to {state.seats - 1}")
+        if cmd.seat < len(state.names) and state.names[cmd.seat]:
+            return _no("seat_taken", f"seat {cmd.seat} is taken")
+        seat = cmd.seat
+    elif state.tournament:
+        return _no(
+            "seat_reserved",
+            f"this game is a table of tournament {state.tournament}: the tournament seats its "
+            "entrants, each at the seat it was given",
+        )
+    elif state.rematch_of:
+        return _no(
+            "seat_reserved",
+            f"this game is the rematch of {state.rematch_of}: its seats are kept for the "
+            "players of that game (who join it from there)",
+        )
+    return [PlayerSeated(seat, cmd.name, cmd.seed, cmd.bot, cmd.player)]
 
 
 def _shuffle(state: GameState, ctx: Context) -> Shuffle | Rejection:
@@ -102,6 +149,8 @@ def _shuffle(state: GameState, ctx: Context) -> Shuffle | Rejection:
 def _start(state: GameState, cmd: Start, ctx: Context) -> Decision:
     if state.status == "new":
         return _no("game_not_started", "no such game")
+    if state.status == "cancelled":
+        return _no("game_cancelled", "the game was cancelled")
     if state.status != "waiting":
         return _no("game_started", "the game has already started")
     if state.seated() < state.seats:
@@ -131,6 +180,8 @@ def _turn_check(state: GameState, seat: int) -> Rejection | None:
         return _no("game_not_started", "the game has not started")
     if state.status == "finished":
         return _no("game_finished", "the game is over")
+    if state.status == "cancelled":
+        return _no("game_cancelled", "the game was cancelled")
     if state.phase != "turns" or state.turn is None:
         return _no("round_over", "the round is over; the next one is dealt after the scores")
     if seat != state.turn.seat:
@@ -203,8 +254,9 @@ def _round_end(
     if out is not None:
         hands[out] = ()
         redeemed[out] += redeemed_now
+    resigned = tuple(seat for seat in state.round_seats if state.is_resigned(seat))
     return RoundEnded(
-        state.round, reason, out, state.round_seats, tuple(hands), last, tuple(redeemed)
+        state.round, reason, out, state.round_seats, tuple(hands), last, tuple(redeemed), resigned
     )
 
 
@@ -286,7 +338,7 @@ def _end(state: GameState, cmd: End, ctx: Context) -> Decision:
 
 def _pass_or_stall(state: GameState, seat: int, ctx: Context) -> list[Event]:
     events: list[Event] = [TurnPassed(seat)]
-    if state.passes + 1 >= len(state.round_seats):
+    if state.passes + 1 >= len(state.playing_seats()):
         events.append(_round_end(state, "stalled", None, state.last_player))
     else:
         events.extend(_end_turn(state, seat, ctx))
@@ -366,16 +418,43 @@ def _ending_words(events: list[Event]) -> str:
 
 def _timeout(state: GameState, cmd: Timeout, ctx: Context) -> Decision:
     """Decision 6: at the deadline the referee ends the turn as a draw (rule 5's count), as a
-    pass with an empty stock, or with a discard where the seat has already drawn."""
+    pass with an empty stock, or with a discard where the seat has already drawn.
+
+    Decision 17: an untimed turn (no ``deadline``) ends the same way at its absence limit,
+    ``absent_seconds``, which the service's timer keeps (as it keeps the time of every
+    decision); a skipped seat's turn ends at once. A seat whose player has now missed
+    ``absent_turns`` turns in a row is handled by the ``absent`` policy, in the same decision."""
     turn = state.turn
     if state.phase != "turns" or turn is None or turn.number != cmd.number:
         return _no("stale_timeout", f"turn {cmd.number} is already over")
-    if turn.deadline is None or ctx.now < turn.deadline:
+    seat = turn.seat
+    if cmd.reason == "skipped":
+        if not (_away(state, seat) and state.away[seat] == "skip"):
+            return _no("timer_not_expired", f"seat {seat}'s turns are not skipped")
+    elif cmd.reason == "absent":
+        if turn.deadline is not None:
+            return _no("timer_not_expired", f"turn {cmd.number} is timed: it ends at its deadline")
+    elif turn.deadline is None or ctx.now < turn.deadline:
         return _no("timer_not_expired", f"turn {cmd.number}'s deadline has not passed")
-    ending = _referee_ends_turn(state, turn.seat, turn.rejected > 0, ctx)
+    timed_out = TurnTimedOut(seat, turn.number, cmd.reason)
+    events: list[Event] = [timed_out]
+    after = evolve(state, timed_out)
+    rules = state.rules
+    present = state.bot_at(seat) is None and not _away(state, seat)
+    if present and after.missed[seat] >= rules.absent_turns:
+        if rules.absent == "forfeit":
+            return [*events, *_resignation(after, seat, "absent", ctx)]
+        gone: Event = (
+            SeatHandedToBot(seat, rules.absent_bot, "absent")
+            if rules.absent == "bot"
+            else SeatSkipped(seat, "absent")
+        )
+        events.append(gone)
+        after = evolve(after, gone)
+    ending = _referee_ends_turn(after, seat, turn.rejected > 0, ctx)
     if isinstance(ending, Rejection):
         return ending
-    return [TurnTimedOut(turn.seat, turn.number), *ending]
+    return [*events, *ending]
 
 
 def _referee_ends_turn(
@@ -406,6 +485,110 @@ def _referee_ends_turn(
     return drawn + _end_turn(state, seat, ctx)
 
 
+# --- leaving, absence, cancelling, rematches ---------------------------------------------------
+
+
+def _seat_check(state: GameState, seat: int) -> Rejection | None:
+    if not 0 <= seat < state.seats:
+        return _no("bad_command", f"seat is {seat}; allowed: 0 to {state.seats - 1}")
+    return None
+
+
+def _leave(state: GameState, cmd: Leave, ctx: Context) -> Decision:
+    """Decision 15: a seat of a game still waiting is given up; the next player takes it."""
+    if state.status == "new":
+        return _no("game_not_started", "no such game")
+    if state.status != "waiting":
+        if state.status == "playing":
+            return _no("not_waiting", "the game has started: resign instead of leaving")
+        return _no("not_waiting", f"the game is {state.status}")
+    refused = _seat_check(state, cmd.seat)
+    if refused:
+        return refused
+    if cmd.seat >= len(state.names) or not state.names[cmd.seat]:
+        return _no("not_seated", f"seat {cmd.seat} is not taken")
+    if state.tournament:  # a seat left before the start would keep the table from starting
+        return _no(
+            "seat_reserved",
+            f"this game is a table of tournament {state.tournament}: its seats stay its "
+            "entrants' (withdraw from the tournament between rounds instead)",
+        )
+    return [SeatLeft(cmd.seat)]
+
+
+def _resign(state: GameState, cmd: Resign, ctx: Context) -> Decision:
+    """Decision 16: a seat leaves a game under way, during a round's turns."""
+    if state.status in ("new", "waiting"):
+        return _no("game_not_started", "the game has not started: leave the seat instead")
+    if state.status == "finished":
+        return _no("game_finished", "the game is over")
+    if state.status == "cancelled":
+        return _no("game_cancelled", "the game was cancelled")
+    refused = _seat_check(state, cmd.seat)
+    if refused:
+        return refused
+    if state.is_resigned(cmd.seat):
+        return _no("not_seated", f"seat {cmd.seat} has resigned already")
+    if state.phase != "turns":
+        return _no("round_over", "the round is being scored; resign once the next one is dealt")
+    return _resignation(state, cmd.seat, "resigned", ctx)
+
+
+def _resignation(state: GameState, seat: int, reason: str, ctx: Context) -> list[Event]:
+    """The seat resigns, and what follows at once: the round ends if one of its seats is left
+    (that seat wins it); else, if it was the seat's turn, the next seat's turn begins."""
+    resigned = SeatResigned(seat, reason)
+    after = evolve(state, resigned)
+    events: list[Event] = [resigned]
+    if seat in after.round_seats and len(after.playing_seats()) <= 1:
+        events.append(_round_end(after, "resigned", None, after.last_player))
+    elif after.turn is not None and after.turn.seat == seat:
+        events.append(_next_turn(after, after.next_seat(seat), ctx))
+    return events
+
+
+def _return(state: GameState, cmd: Return, ctx: Context) -> Decision:
+    """Decision 17: an absent player takes its seat back."""
+    if state.status != "playing":
+        return _no("not_away", f"the game is {state.status}: nobody is away")
+    refused = _seat_check(state, cmd.seat)
+    if refused:
+        return refused
+    if not _away(state, cmd.seat):
+        return _no("not_away", f"seat {cmd.seat}'s player is not away")
+    return [SeatReturned(cmd.seat, cmd.reason)]
+
+
+def _cancel(state: GameState, cmd: Cancel, ctx: Context) -> Decision:
+    """Decision 18: the host cancels a game still waiting."""
+    if state.status == "new":
+        return _no("game_not_started", "no such game")
+    if state.status != "waiting":
+        return _no("not_waiting", f"the game is {state.status}: only a waiting game is cancelled")
+    return [GameCancelled("host")]
+
+
+def _expire(state: GameState, cmd: Expire, ctx: Context) -> Decision:
+    """Decision 18: a game left waiting, or left without a move, past the service's limit."""
+    if state.status == "new":
+        return _no("game_not_started", "no such game")
+    if state.status not in ("waiting", "playing"):
+        return _no("not_waiting", f"the game is {state.status}")
+    return [GameCancelled("expired")]
+
+
+def _offer_rematch(state: GameState, cmd: OfferRematch, ctx: Context) -> Decision:
+    """Decision 19: a seat of a finished game links the rematch the service made for it."""
+    if state.status != "finished":
+        return _no("game_not_over", "a rematch can only be offered once the game is over")
+    refused = _seat_check(state, cmd.seat)
+    if refused:
+        return refused
+    if state.rematch:
+        return _no("rematch_offered", f"the rematch of this game is {state.rematch}")
+    return [RematchOffered(cmd.seat, cmd.game_id)]
+
+
 # --- between rounds ----------------------------------------------------------------------------
 
 
@@ -429,7 +612,9 @@ def _continue(state: GameState, cmd: Continue, ctx: Context) -> Decision:
     shuffle = _shuffle(state, ctx)
     if isinstance(shuffle, Rejection):
         return shuffle
-    status = match_result(state.rules, state.seats, [recorded_sheet(r) for r in state.rounds])
+    sheets = [recorded_sheet(r) for r in state.rounds]
+    gone = {seat: number for seat, number in enumerate(state.resigned) if number}
+    status = match_result(state.rules, state.seats, sheets, gone)
     if status.over:
         if ctx.seed is None:
             return _no("bad_seed", "the match is over and no seed is given to reveal")
@@ -453,6 +638,7 @@ def round_sheet(rules: RuleSet, result: RoundResult) -> RoundScore:
         [result.redeemed[s] for s in result.seats],
         result.last_player,
         seats=result.seats,
+        resigned=result.resigned,
     )
 
 
@@ -468,9 +654,38 @@ _DECIDERS: dict[type, Callable[[GameState, Any, Context], Decision]] = {
     Timeout: _timeout,
     RecordScores: _record_scores,
     Continue: _continue,
+    Leave: _leave,
+    Resign: _resign,
+    Return: _return,
+    Cancel: _cancel,
+    Expire: _expire,
+    OfferRematch: _offer_rematch,
 }
 
 
+_TURN_COMMANDS = (Play, Draw, End, Pass, Discard)
+
+
 def decide(state: GameState, command: Command, ctx: Context | None = None) -> Decision:
-    """The events ``command`` produces on ``state``, or why it is refused."""
-    return _DECIDERS[type(command)](state, command, ctx or Context())
+    """The events ``command`` produces on ``state``, or why it is refused.
+
+    Who sends a seat's command (``Context.bot``) matters twice: a bot may make a turn's moves
+    only for a seat it plays now, and its player's own move on the seat of an absent player
+    takes the seat back first (``SeatReturned``, reason ``moved``; Decision 17)."""
+    ctx = ctx or Context()
+    decider = _DECIDERS[type(command)]
+    if ctx.bot is not None:
+        if not isinstance(command, _TURN_COMMANDS):
+            return _no("not_bot_seat", "a bot makes a turn's moves only")
+        if state.bot_at(command.seat) != ctx.bot:
+            return _no("not_bot_seat", f"bot {ctx.bot!r} does not play seat {command.seat}")
+    elif isinstance(command, _TURN_COMMANDS) and _away(state, command.seat):
+        back = SeatReturned(command.seat, "moved")
+        after = decider(evolve(state, back), command, ctx)
+        return after if isinstance(after, Rejection) else [back, *after]
+    return decider(state, command, ctx)
+
+
+def _away(state: GameState, seat: int) -> bool:
+    """Whether ``seat``'s player is away (its seat handed to a bot, or its turns skipped)."""
+    return 0 <= seat < len(state.away) and state.away[seat] is not None

@@ -44,24 +44,114 @@ class GameCreated(Event):
         "options": PUBLIC,
         "seats": PUBLIC,
         "commitment": PUBLIC,  # the seed's hash, not the seed
+        "rematch_of": PUBLIC,
+        "tournament": PUBLIC,
     }
     game_id: str
     rules: str
     options: dict[str, Any]
     seats: int
     commitment: str
+    rematch_of: str = ""  # the finished game this one is the rematch of (Decision 19)
+    tournament: str = ""  # the tournament whose table this game is: its seats are the
+    # tournament's to fill (Decision 20)
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerSeated(Event):
     """Someone took a seat; ``seed`` is the player's contribution to the shuffle (published with
-    the rest at the end: until then only its own seat sees it)."""
+    the rest at the end: until then only its own seat sees it). ``bot``: the seat is a bot's
+    (``botnames.BOT_NAMES``), played by the bots service for the whole game. ``player``: the
+    account that took the seat ("" for a guest): what ratings count by, since a name is only
+    shown and anyone may type it; an opaque id, which says nothing once the account is gone."""
 
     TYPE: ClassVar[str] = "PlayerSeated"
-    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "name": PUBLIC, "seed": SEAT_ONLY}
+    SEEN: ClassVar[Mapping[str, Seen]] = {
+        "seat": PUBLIC,
+        "name": PUBLIC,
+        "seed": SEAT_ONLY,
+        "bot": PUBLIC,
+        "player": PUBLIC,
+    }
     seat: int
     name: str
     seed: str
+    bot: str | None = None
+    player: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLeft(Event):
+    """A player gave up a seat of a game still waiting (Decision 15): the seat is free again."""
+
+    TYPE: ClassVar[str] = "SeatLeft"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC}
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResigned(Event):
+    """A seat left a game under way (Decision 16): its hand stays where it is, face down, and
+    scores as a loser's; it takes no more turns and is dealt no more rounds. ``reason``:
+    ``resigned`` (its player chose to) or ``absent`` (the ``forfeit`` policy, Decision 17)."""
+
+    TYPE: ClassVar[str] = "SeatResigned"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "reason": PUBLIC}
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatHandedToBot(Event):
+    """An absent player's seat is played by ``bot`` until the player returns (Decision 17)."""
+
+    TYPE: ClassVar[str] = "SeatHandedToBot"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "bot": PUBLIC, "reason": PUBLIC}
+    seat: int
+    bot: str
+    reason: str  # "absent"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSkipped(Event):
+    """An absent player's turns are ended by the referee at once, as timeouts, until the player
+    returns (the ``skip`` policy, Decision 17)."""
+
+    TYPE: ClassVar[str] = "SeatSkipped"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "reason": PUBLIC}
+    seat: int
+    reason: str  # "absent"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReturned(Event):
+    """An absent player is back and plays the seat again (Decision 17). ``reason``:
+    ``returned`` (the ``return`` command) or ``moved`` (a move of its own)."""
+
+    TYPE: ClassVar[str] = "SeatReturned"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "reason": PUBLIC}
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameCancelled(Event):
+    """The game ended without a result (Decision 18): ``host`` (the host cancelled it while it
+    waited) or ``expired`` (nobody joined, or nobody moved, within the service's limits)."""
+
+    TYPE: ClassVar[str] = "GameCancelled"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"reason": PUBLIC}
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RematchOffered(Event):
+    """Seat ``seat`` of this finished game offered a rematch: game ``game_id`` (Decision 19)."""
+
+    TYPE: ClassVar[str] = "RematchOffered"
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "game_id": PUBLIC}
+    seat: int
+    game_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,12 +310,15 @@ class TurnPassed(Event):
 
 @dataclass(frozen=True, slots=True)
 class TurnTimedOut(Event):
-    """The turn's deadline passed; the referee ends it as a draw, or a pass (Decision 6)."""
+    """The turn's time is up; the referee ends it as a draw, or a pass (Decision 6). ``reason``
+    (Decision 17): ``deadline`` (the turn timer), ``absent`` (an untimed turn's absence limit),
+    ``skipped`` (the seat of a player away under the ``skip`` policy)."""
 
     TYPE: ClassVar[str] = "TurnTimedOut"
-    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "number": PUBLIC}
+    SEEN: ClassVar[Mapping[str, Seen]] = {"seat": PUBLIC, "number": PUBLIC, "reason": PUBLIC}
     seat: int
     number: int
+    reason: str = "deadline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,14 +353,16 @@ class RoundEnded(Event):
         "hands": HAND,  # the hands left stay secret until the match ends
         "last_player": PUBLIC,
         "redeemed": PUBLIC,
+        "resigned": PUBLIC,
     }
     round: int
-    reason: str  # "out" or "stalled"
+    reason: str  # "out", "stalled", or "resigned" (one seat of the round is left: Decision 16)
     out: int | None
     seats: tuple[int, ...]
     hands: Melds
     last_player: int | None
     redeemed: tuple[int, ...]
+    resigned: tuple[int, ...] = ()  # seats of the round that had resigned: they cannot win it
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +415,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (
         GameCreated,
         PlayerSeated,
+        SeatLeft,
         GameStarted,
         StarterChosen,
         RoundDealt,
@@ -336,6 +432,12 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ScoresRecorded,
         MatchEnded,
         SeedRevealed,
+        SeatResigned,
+        SeatHandedToBot,
+        SeatSkipped,
+        SeatReturned,
+        GameCancelled,
+        RematchOffered,
     )
 }
 
@@ -353,8 +455,15 @@ def _frozen(value: Any) -> Any:
 
 
 def to_data(event: Event) -> dict[str, Any]:
-    """The event's fields as a plain dict (lists, not tuples), for the storage layer."""
-    return {f.name: _plain(getattr(event, f.name)) for f in dataclasses.fields(event)}
+    """The event's fields as a plain dict (lists, not tuples), for the storage layer. A field
+    with a default is left out while at it (``event_from`` puts it back), so that a field added
+    later leaves every record made before it byte for byte as it was."""
+    data: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.default is dataclasses.MISSING or value != f.default:
+            data[f.name] = _plain(value)
+    return data
 
 
 class UnknownEvent(ValueError):

@@ -18,14 +18,21 @@ from shared.core.events import (
     Cards,
     CommandRejected,
     Event,
+    GameCancelled,
     GameCreated,
     GameStarted,
     MatchEnded,
     Melds,
     PlayerSeated,
+    RematchOffered,
     RoundDealt,
     RoundEnded,
     ScoresRecorded,
+    SeatHandedToBot,
+    SeatLeft,
+    SeatResigned,
+    SeatReturned,
+    SeatSkipped,
     SeedRevealed,
     StarterChosen,
     StockReshuffled,
@@ -45,6 +52,22 @@ def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*items[:index], value, *items[index + 1 :])
 
 
+def _put(items: tuple[Any, ...], index: int, value: Any, empty: Any) -> tuple[Any, ...]:
+    """``items`` with ``value`` at ``index``, past the end too (a new last seat, or a rematch's
+    reserved seat taken before those ahead of it, which stay ``empty``)."""
+    if index >= len(items):
+        return (*items, *(empty,) * (index - len(items)), value)
+    return _set(items, index, value)
+
+
+def _present(s: GameState, seat: int) -> Changes:
+    """A move by the seat itself, not the referee's ending of its turn, shows its player is
+    there: the count of turns it missed in a row starts again (Decision 17)."""
+    if not s.missed or not s.missed[seat] or (s.turn is not None and s.turn.ending):
+        return {}
+    return {"missed": _set(s.missed, seat, 0)}
+
+
 def _without(hand: Cards, cards: Iterable[int]) -> Cards:
     left = list(hand)
     for card in cards:
@@ -59,11 +82,61 @@ def _created(s: GameState, e: GameCreated) -> Changes:
         seats=e.seats,
         commitment=e.commitment,
         status="waiting",
+        bots=(None,) * e.seats,
+        away=(None,) * e.seats,
+        resigned=(0,) * e.seats,
+        missed=(0,) * e.seats,
+        rematch_of=e.rematch_of,
+        tournament=e.tournament,
     )
 
 
 def _seated(s: GameState, e: PlayerSeated) -> Changes:
-    return dict(names=(*s.names, e.name), seeds=(*s.seeds, e.seed))
+    return dict(
+        names=_put(s.names, e.seat, e.name, ""),
+        seeds=_put(s.seeds, e.seat, e.seed, ""),
+        bots=_set(s.bots, e.seat, e.bot),
+    )
+
+
+def _left(s: GameState, e: SeatLeft) -> Changes:
+    return dict(
+        names=_set(s.names, e.seat, ""),
+        seeds=_set(s.seeds, e.seat, ""),
+        bots=_set(s.bots, e.seat, None),
+    )
+
+
+def _resigned(s: GameState, e: SeatResigned) -> Changes:
+    return dict(
+        resigned=_set(s.resigned, e.seat, max(1, s.round)),
+        bots=_set(s.bots, e.seat, None),
+        away=_set(s.away, e.seat, None),
+    )
+
+
+def _handed(s: GameState, e: SeatHandedToBot) -> Changes:
+    return dict(bots=_set(s.bots, e.seat, e.bot), away=_set(s.away, e.seat, "bot"))
+
+
+def _skipped(s: GameState, e: SeatSkipped) -> Changes:
+    return {"away": _set(s.away, e.seat, "skip")}
+
+
+def _returned(s: GameState, e: SeatReturned) -> Changes:
+    return dict(
+        bots=_set(s.bots, e.seat, None),
+        away=_set(s.away, e.seat, None),
+        missed=_set(s.missed, e.seat, 0),
+    )
+
+
+def _cancelled(s: GameState, e: GameCancelled) -> Changes:
+    return dict(status="cancelled", phase="none", turn=None, cancelled=e.reason)
+
+
+def _rematch(s: GameState, e: RematchOffered) -> Changes:
+    return {"rematch": e.game_id}
 
 
 def _started(s: GameState, e: GameStarted) -> Changes:
@@ -103,6 +176,7 @@ def _played(s: GameState, e: TurnPlayed) -> Changes:
     hand = (*_without(s.hands[e.seat], e.played), *e.to_hand)
     turn = replace(s.turn, placed=True) if s.turn else None
     return dict(
+        _present(s, e.seat),
         table=e.layout,
         hands=_set(s.hands, e.seat, hand),
         opened=_set(s.opened, e.seat, True),
@@ -116,18 +190,21 @@ def _played(s: GameState, e: TurnPlayed) -> Changes:
 def _drawn(s: GameState, e: CardDrawn) -> Changes:
     hand = s.hands[e.seat] + e.cards
     turn = s.turn
+    present = _present(s, e.seat)
     if e.source == "pile":
         discard = s.discard[: len(s.discard) - len(e.cards)]
         turn = replace(turn, drawn=True, taken=e.cards[-1]) if turn else None
-        return dict(hands=_set(s.hands, e.seat, hand), discard=discard, turn=turn)
+        return dict(present, hands=_set(s.hands, e.seat, hand), discard=discard, turn=turn)
     turn = replace(turn, drawn=True) if turn else None
     stock = s.stock[len(e.cards) :]
-    return dict(hands=_set(s.hands, e.seat, hand), stock=stock, turn=turn)
+    return dict(present, hands=_set(s.hands, e.seat, hand), stock=stock, turn=turn)
 
 
 def _discarded(s: GameState, e: CardDiscarded) -> Changes:
     hand = _without(s.hands[e.seat], (e.card,))
-    return dict(hands=_set(s.hands, e.seat, hand), discard=(*s.discard, e.card))
+    return dict(
+        _present(s, e.seat), hands=_set(s.hands, e.seat, hand), discard=(*s.discard, e.card)
+    )
 
 
 def _reshuffled(s: GameState, e: StockReshuffled) -> Changes:
@@ -138,23 +215,30 @@ def _rejected(s: GameState, e: CommandRejected) -> Changes:
     turn = s.turn
     if turn is not None and turn.seat == e.seat and e.code == "illegal_layout":
         turn = replace(turn, rejected=turn.rejected + 1)
-    return dict(turn=turn, rejected=s.rejected + 1)
+    return dict(_present(s, e.seat), turn=turn, rejected=s.rejected + 1)
 
 
 def _passed(s: GameState, e: TurnPassed) -> Changes:
-    return dict(passes=s.passes + 1)
+    return dict(_present(s, e.seat), passes=s.passes + 1)
 
 
 def _timed_out(s: GameState, e: TurnTimedOut) -> Changes:
-    return {}
+    turn = replace(s.turn, ending=True) if s.turn else None
+    if not s.missed:
+        return {"turn": turn}
+    return dict(turn=turn, missed=_set(s.missed, e.seat, s.missed[e.seat] + 1))
 
 
 def _forfeited(s: GameState, e: TurnForfeited) -> Changes:
-    return {}  # the events that follow it (a draw, a pass, a discard, the next turn) say it all
+    # The events that follow it (a draw, a pass, a discard, the next turn) say it all; they are
+    # the referee's, not the seat's.
+    return {"turn": replace(s.turn, ending=True) if s.turn else None}
 
 
 def _round_ended(s: GameState, e: RoundEnded) -> Changes:
-    result = RoundResult(e.round, e.reason, e.out, e.seats, e.hands, e.redeemed, e.last_player)
+    result = RoundResult(
+        e.round, e.reason, e.out, e.seats, e.hands, e.redeemed, e.last_player, e.resigned
+    )
     return dict(phase="scoring", turn=None, rounds=(*s.rounds, result))
 
 
@@ -192,6 +276,13 @@ _HANDLERS: dict[type[Event], Callable[[GameState, Any], Changes]] = {
     ScoresRecorded: _scored,
     MatchEnded: _match_ended,
     SeedRevealed: _revealed,
+    SeatLeft: _left,
+    SeatResigned: _resigned,
+    SeatHandedToBot: _handed,
+    SeatSkipped: _skipped,
+    SeatReturned: _returned,
+    GameCancelled: _cancelled,
+    RematchOffered: _rematch,
 }
 
 

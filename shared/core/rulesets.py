@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from shared.core.botnames import BOT_NAMES, DEFAULT_BOT
+
 Ace = Literal["low", "wrap"]
 JokerPolicy = Literal["to_hand", "never", "must_replay"]
 PointValues = Literal["cards", "tiles", "none"]
@@ -22,6 +24,7 @@ StallWinner = Literal["fewest_cards", "lowest_total"]
 Scoring = Literal["penalty", "plus_minus", "none"]
 MatchRule = Literal["lowest_total", "first_out", "most_wins", "single"]
 Starter = Literal["cut", "draw_tile", "random"]
+AbsentPolicy = Literal["bot", "skip", "forfeit"]
 
 MIN_SEATS, MAX_SEATS = 2, 8
 DECK_COPIES = 2
@@ -66,6 +69,10 @@ class RuleSet:
     set_max: int
     max_reshuffles: int | None  # discard-pile variant: refills of the stock from the pile
     hints: bool = True  # GET /api/games/{id}/hint answers (a house rule)
+    absent_seconds: int = 300  # an untimed turn's absence limit (Decision 17)
+    absent_turns: int = 3  # turns timed out in a row that make a player absent
+    absent: AbsentPolicy = "skip"  # how an absent player's seat is played
+    absent_bot: str = DEFAULT_BOT  # the bot handed an absent player's seat (absent: bot)
 
     def hand_size_for(self, seats: int) -> int:
         """Cards dealt to each seat at a table of ``seats``."""
@@ -205,6 +212,25 @@ OPTIONS: dict[str, OptionSpec] = {
         100,
     ),
     "hints": OptionSpec("bool", "seats may ask the server for a hint (the solver's best play)"),
+    "absent_seconds": OptionSpec(
+        "int",
+        "seconds an untimed turn waits for its seat before it ends as a timeout (a timed turn "
+        "ends at turn_seconds)",
+        10,
+        86400,
+    ),
+    "absent_turns": OptionSpec(
+        "int", "turns timed out in a row after which the seat's player counts as absent", 1, 20
+    ),
+    "absent": OptionSpec(
+        "choice",
+        "an absent player's seat: bot: a bot plays it until the player returns; skip: its "
+        "turns end at once as timeouts until the player returns; forfeit: it resigns",
+        choices=("bot", "skip", "forfeit"),
+    ),
+    "absent_bot": OptionSpec(
+        "choice", "the bot that plays an absent player's seat (absent: bot)", choices=BOT_NAMES
+    ),
 }
 
 

@@ -11,7 +11,7 @@ its ``scores`` are parallel to its ``seats``. Scores follow the sign convention 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -40,7 +40,12 @@ def hand_penalty(rules: RuleSet, hand: Sequence[int]) -> int:
     return sum(rules.joker_penalty if card == JOKER else values[card] for card in hand)
 
 
-def stall_winner(rules: RuleSet, hands: Sequence[Sequence[int]], last_player: int | None) -> int:
+def stall_winner(
+    rules: RuleSet,
+    hands: Sequence[Sequence[int]],
+    last_player: int | None,
+    barred: Collection[int] = (),
+) -> int:
     """The position (index into ``hands``, in turn order) that wins a stalled round (Decision 7).
 
     ``fewest_cards``: fewest cards, then the lower total; ``lowest_total``: the lower total, then
@@ -48,7 +53,8 @@ def stall_winner(rules: RuleSet, hands: Sequence[Sequence[int]], last_player: in
     ``last_player``, the position that made the round's last play (so that seat itself comes last).
     With no play in the round (``None``) the order starts at position 0, as if the last play had
     been made by the last position; a caller whose round began elsewhere passes the position just
-    before the round's first seat.
+    before the round's first seat. Positions in ``barred`` (seats that resigned, Decision 16)
+    cannot win.
     """
     count = len(hands)
     if count == 0:
@@ -64,7 +70,10 @@ def stall_winner(rules: RuleSet, hands: Sequence[Sequence[int]], last_player: in
             return (cards, total, after)
         return (total, cards, after)
 
-    return min(range(count), key=key)
+    candidates = [position for position in range(count) if position not in barred]
+    if not candidates:
+        raise ScoringError("every seat of the round has resigned: nobody can win it")
+    return min(candidates, key=key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +115,7 @@ def score_round(
     last_player: int | None = None,
     *,
     seats: Sequence[int] | None = None,
+    resigned: Collection[int] = (),
 ) -> RoundScore:
     """Score one round from its facts: the hands left, who went out (``None``: the table stalled),
     jokers redeemed per seat, and who made the last play (the stall tie-break).
@@ -120,6 +130,10 @@ def score_round(
       differences: a round always sums to zero. Redemptions do not count (the bonus is a rule of
       penalty scoring).
     - ``none``: a winner only.
+
+    ``resigned``: seats of the round that left the game (Decision 16): they score their hand as
+    losers and cannot win a stalled round, nor one that ended because one seat was left (that
+    seat wins it, as a stalled round's winner: it has not gone out).
     """
     order = tuple(range(len(hands))) if seats is None else tuple(seats)
     if len(order) != len(hands):
@@ -153,7 +167,8 @@ def score_round(
         if last_player is not None and last_player not in position:
             raise ScoringError(f"the last play is by seat {last_player}, not in this round")
         last = None if last_player is None else position[last_player]
-        win = stall_winner(rules, hands, last)
+        barred = {position[seat] for seat in resigned if seat in position}
+        win = stall_winner(rules, hands, last, barred)
     totals = [hand_penalty(rules, hand) for hand in hands]
     scores: tuple[int, ...] | None
     if rules.scoring == "penalty":
@@ -215,7 +230,12 @@ def _leaders(rules: RuleSet, standings: MatchStandings, among: Sequence[int]) ->
     return tuple(seat for seat in among if keys[seat] == best)
 
 
-def match_result(rules: RuleSet, seats: int, rounds: Sequence[RoundScore]) -> MatchStatus:
+def match_result(
+    rules: RuleSet,
+    seats: int,
+    rounds: Sequence[RoundScore],
+    resigned: Mapping[int, int] | None = None,
+) -> MatchStatus:
     """The standings and the result of a match after ``rounds`` (in the order played).
 
     - ``single``: one round; its winner wins.
@@ -234,9 +254,19 @@ def match_result(rules: RuleSet, seats: int, rounds: Sequence[RoundScore]) -> Ma
     ``lowest_total`` the lower penalty in it (then going out in it), in ``most_wins`` its
     winner. Seats that tie again play the next extra round; seats that fall behind drop out.
 
+    ``resigned`` maps a seat that left the match (Decision 16) to the round it left in: it plays
+    no round after that one, cannot win the match, and once a single seat is left that seat wins
+    it (whatever the standings). A resigned seat's rounds before count as they were played.
+
     Raises ``ScoringError`` for a round whose seats are not the ones due to play, a round after
     the match ended, or scores that do not match the rule set.
     """
+    gone = dict(resigned or {})
+
+    def still_in(among: Sequence[int], after: int) -> tuple[int, ...]:
+        """The seats of ``among`` that have not left by the end of round ``after``."""
+        return tuple(seat for seat in among if gone.get(seat, after + 1) > after)
+
     if seats < MIN_ROUND_SEATS:
         raise ScoringError(f"a match needs at least {MIN_ROUND_SEATS} seats, got {seats}")
     everyone = tuple(range(seats))
@@ -278,11 +308,15 @@ def match_result(rules: RuleSet, seats: int, rounds: Sequence[RoundScore]) -> Ma
             if record.went_out and outs[record.winner] >= rules.match_target:
                 over, winners = True, (record.winner,)
         elif number >= regular:
-            tied = _leaders(rules, standings(), expected)
+            tied = _leaders(rules, standings(), still_in(expected, number) or expected)
             if len(tied) == 1 or number - regular >= rules.tie_break_rounds:
                 over, winners = True, tied
             else:
                 expected = tied
+        left = still_in(everyone, number)
+        if not over and len(left) <= 1:
+            over, winners = True, left  # the last seat left wins
+        expected = still_in(expected, number)
     done = len(rounds)
     ranked = rules.match in ("lowest_total", "most_wins")
     return MatchStatus(

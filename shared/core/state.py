@@ -11,7 +11,8 @@ from typing import Literal
 from shared.core.events import Cards, Melds
 from shared.core.rulesets import ROBBERS, RuleSet
 
-Status = Literal["new", "waiting", "playing", "finished"]
+Status = Literal["new", "waiting", "playing", "finished", "cancelled"]
+Away = Literal["bot", "skip"]  # how an absent player's seat is played (Decision 17)
 Phase = Literal["none", "turns", "scoring", "next"]
 
 
@@ -26,6 +27,8 @@ class Turn:
     drawn: bool = False  # the seat drew this turn (stock or pile)
     rejected: int = 0  # rejected layouts this turn (a later draw is the failed-turn draw)
     taken: int | None = None  # the card taken from the discard pile this turn
+    ending: bool = False  # the referee is ending it (a timeout, a forfeit): its moves are not
+    # the seat's own, so they do not show the player is there (Decision 17)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +36,13 @@ class RoundResult:
     """A finished round as the views show it: the facts and, once recorded, the score sheet."""
 
     round: int
-    reason: str  # "out" or "stalled"
+    reason: str  # "out", "stalled" or "resigned"
     out: int | None
     seats: tuple[int, ...]
     hands: Melds
     redeemed: tuple[int, ...]
     last_player: int | None
+    resigned: tuple[int, ...] = ()  # seats of the round that had resigned when it ended
     recorded: bool = False  # the score sheet below is in
     winner: int | None = None
     went_out: bool = False
@@ -53,8 +57,18 @@ class GameState:
     version: int = 0
     rules: RuleSet = ROBBERS
     seats: int = 0
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()  # by seat; "" for a seat given up before the start
     seeds: tuple[str, ...] = ()
+    bots: tuple[str | None, ...] = ()  # by seat: the bot that plays it now (seated as one, or
+    # handed the seat of an absent player), None where its player does
+    away: tuple[Away | None, ...] = ()  # by seat: how the seat of an absent player is played
+    resigned: tuple[int, ...] = ()  # by seat: the round it left the game in (Decision 16); 0:
+    # still playing
+    missed: tuple[int, ...] = ()  # by seat: turns timed out in a row (Decision 17)
+    cancelled: str = ""  # why the game was cancelled ("host", "expired"; Decision 18)
+    rematch: str = ""  # the game offered as this one's rematch (Decision 19)
+    rematch_of: str = ""  # the game this one is the rematch of
+    tournament: str = ""  # the tournament this game is a table of: its seats are seated by it
     commitment: str = ""
     status: Status = "new"
     phase: Phase = "none"  # turns: playing; scoring: waiting for a score sheet; next: deal on
@@ -82,9 +96,35 @@ class GameState:
 
     def seated(self) -> int:
         """How many seats are taken."""
-        return len(self.names)
+        return sum(1 for name in self.names if name)
+
+    def free_seat(self) -> int:
+        """The first seat nobody holds (one given up before the start, else the next)."""
+        return next((seat for seat, name in enumerate(self.names) if not name), len(self.names))
+
+    def bot_at(self, seat: int) -> str | None:
+        """The bot that plays ``seat`` now, or None where its player does."""
+        return self.bots[seat] if seat < len(self.bots) else None
+
+    def is_resigned(self, seat: int) -> bool:
+        """Whether ``seat`` has left the game under way."""
+        return seat < len(self.resigned) and self.resigned[seat] > 0
+
+    def remaining(self) -> tuple[int, ...]:
+        """The seats still in the match (not resigned)."""
+        return tuple(s for s in range(self.seats) if not self.is_resigned(s))
+
+    def playing_seats(self) -> tuple[int, ...]:
+        """The seats of this round still in it (not resigned), in turn order."""
+        return tuple(s for s in self.round_seats if not self.is_resigned(s))
 
     def next_seat(self, seat: int) -> int:
-        """The seat after ``seat`` in turn order among the seats playing this round."""
+        """The seat after ``seat`` in turn order among the seats playing this round (a resigned
+        seat is passed over)."""
         order = self.round_seats
-        return order[(order.index(seat) + 1) % len(order)]
+        at = order.index(seat)
+        for step in range(1, len(order) + 1):
+            candidate = order[(at + step) % len(order)]
+            if not self.is_resigned(candidate):
+                return candidate
+        return seat

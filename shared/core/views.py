@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from shared.core.cards import cards_str, parse_card, parse_cards, sorted_cards
 from shared.core.events import Event, Melds, RoundDealt, RoundEnded
+from shared.core.gameview import (
+    CancelReason,
+    GameView,
+    LastRoundView,
+    RoundEndReason,
+    TurnView,
+    ViewStatus,
+)
 from shared.core.rulesets import RuleSet
 from shared.core.state import GameState
 from shared.core.visibility import ROUND_HANDS, TURN, Sight, mask_fields, masked
@@ -83,14 +91,14 @@ def standings(state: GameState) -> list[int | None]:
     return list(totals)
 
 
-def _last_round(state: GameState) -> dict[str, Any] | None:
+def _last_round(state: GameState) -> LastRoundView | None:
     if not state.rounds:
         return None
     last = state.rounds[-1]
     finished = state.status == "finished"
-    shown: dict[str, Any] = {
+    shown: LastRoundView = {
         "round": last.round,
-        "reason": last.reason,
+        "reason": cast(RoundEndReason, last.reason),
         "out": last.out,
         "winner": last.winner,
         "went_out": last.went_out,
@@ -107,31 +115,62 @@ def _last_round(state: GameState) -> dict[str, Any] | None:
     return shown
 
 
-def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
-    """The API view for a seat (``viewer`` its number) or a spectator (``None``)."""
+def _turn(state: GameState, viewer: int | None) -> TurnView | None:
+    """The turn in progress as ``viewer`` may see it (``visibility.TURN``, key by key)."""
     turn = state.turn
+    if turn is None:
+        return None
+    taken = cards_str([turn.taken])[0] if turn.taken is not None else None
+    fields: TurnView = {
+        "seat": turn.seat,
+        "number": turn.number,
+        "deadline": iso_time(turn.deadline),
+        "drawn": turn.drawn,
+        "placed": turn.placed,
+        "rejected": turn.rejected,
+        # Decision 14: how many more rejected layouts leave the turn open (0: the next
+        # rejected layout ends it)
+        "rejections_left": max(0, state.rules.max_rejections - turn.rejected),
+        "taken": taken,
+    }
+    return cast(TurnView, mask_fields(fields, TURN, Sight(viewer), turn.seat))
+
+
+class _OwnHand(TypedDict):
+    """A seat's own hand, in its view only."""
+
+    hand: NotRequired[list[str]]
+
+
+def view_json(state: GameState, viewer: int | None) -> GameView:
+    """The API view for a seat (``viewer`` its number) or a spectator (``None``), of the shape
+    ``gameview.GameView`` declares (its keys in that order)."""
     totals = standings(state)
-    status = "waiting" if state.status in ("new", "waiting") else state.status
-    view: dict[str, Any] = {
+    status: ViewStatus = "waiting" if state.status == "new" else state.status
+    own: _OwnHand = {}
+    if viewer is not None:
+        own["hand"] = cards_str(sorted_cards(state.hands[viewer])) if state.hands else []
+    return {
         "game_id": state.game_id,
         "version": state.version,
         "status": status,
         "rules": {"name": state.rules.name, "options": state.rules.options()},
         "round": state.round,
-        "turn": None,  # below
+        "turn": _turn(state, viewer),
         "you": viewer,
-    }
-    if viewer is not None:
-        view["hand"] = cards_str(sorted_cards(state.hands[viewer])) if state.hands else []
-    view |= {
+        **own,
         "table": [cards_str(m) for m in state.table],
         "seats": [
             {
                 "seat": seat,
-                "name": state.names[seat] if seat < len(state.names) else None,
+                "name": (state.names[seat] or None) if seat < len(state.names) else None,
                 "hand_count": len(state.hands[seat]) if state.hands else 0,
                 "opened": bool(state.opened) and state.opened[seat],
                 "score": totals[seat],
+                "bot": state.bot_at(seat),
+                "away": state.away[seat] if seat < len(state.away) else None,
+                "resigned": state.is_resigned(seat),
+                "missed": state.missed[seat] if seat < len(state.missed) else 0,
             }
             for seat in range(state.seats)
         ],
@@ -142,23 +181,24 @@ def view_json(state: GameState, viewer: int | None) -> dict[str, Any]:
         "last_round": _last_round(state),
         "winner": list(state.winners) if state.status == "finished" else None,
         "seed": state.revealed_seed,
+        "cancelled": cast(CancelReason, state.cancelled) if state.cancelled else None,
+        "rematch": state.rematch or None,
+        "rematch_of": state.rematch_of or None,
     }
-    if turn is not None:
-        taken = cards_str([turn.taken])[0] if turn.taken is not None else None
-        fields = {
-            "seat": turn.seat,
-            "number": turn.number,
-            "deadline": iso_time(turn.deadline),
-            "drawn": turn.drawn,
-            "placed": turn.placed,
-            "rejected": turn.rejected,
-            # Decision 14: how many more rejected layouts leave the turn open (0: the next
-            # rejected layout ends it)
-            "rejections_left": max(0, state.rules.max_rejections - turn.rejected),
-            "taken": taken,
-        }
-        view["turn"] = mask_fields(fields, TURN, Sight(viewer), turn.seat)
-    return view
+
+
+SEAT_KEYS = ("turn", "you", "hand")
+"""The keys of a view that differ by viewer; every other key is the same for every viewer."""
+
+
+def seat_part(state: GameState, viewer: int | None) -> dict[str, Any]:
+    """What of ``view_json(state, viewer)`` is the viewer's own: the turn as it may see it, who
+    it is, and (a seat only) its hand. With the public rest (``view_json(state, None)`` without
+    these keys) it makes the viewer's view, so the public part is built once per change."""
+    own: dict[str, Any] = {"turn": _turn(state, viewer), "you": viewer}
+    if viewer is not None:
+        own["hand"] = cards_str(sorted_cards(state.hands[viewer])) if state.hands else []
+    return own
 
 
 def seat_view_from_json(view: dict[str, Any], rules: RuleSet) -> SeatView:

@@ -162,6 +162,12 @@ def mask_fields(
 
 def masked(event: Event, sight: Sight) -> dict[str, Any]:
     """The fields of ``event`` (as the event holds them) as ``sight`` may see them: a field the
-    sight may not see becomes its mask (None, a count), or is left out."""
-    values = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+    sight may not see becomes its mask (None, a count), or is left out. A field at its default
+    is left out, as in the stored form (``events.to_data``), so that a field added later changes
+    nothing anyone is shown of the events made before it."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if f.default is dataclasses.MISSING or value != f.default:
+            values[f.name] = value
     return mask_fields(values, type(event).SEEN, sight, getattr(event, "seat", None))

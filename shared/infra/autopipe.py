@@ -22,9 +22,25 @@ socket, no redis-py machinery per round trip), else, or while the wire is down, 
 pipeline (which reconnects with backoff). Either way each reply goes through redis-py's own
 response callback for its command, so callers get what redis-py would have given them.
 
+On a Redis Cluster whose client has wires (``connect`` gives them for ``redis://`` nodes), each
+command whose slot is known here (its key, or a script's first key) goes on the wire of the
+master that serves it (``ClusterClient.node_wire``): one write per node per batch, packed in C,
+and a blocking stream read on a lent connection of its streams' node. A command answered with a
+redirection (MOVED, ASK, TRYAGAIN, CLUSTERDOWN: not run), or whose connection dropped, is sent
+again redis-py's way, which follows it and mends the map the wires are chosen by. Otherwise (no
+wires, or a command the wires do not take) a batch goes as one redis-py ``ClusterPipeline``:
+its commands are grouped by the node that serves their slot, one pipeline per node, sent at
+once (a MOVED or ASK answer is followed command by command, as redis-py does). A few commands
+cannot join one: those sent to every node (``ping``, ``script_load``), and ``delete`` or
+``exists`` of several keys (redis-py splits them by slot, one reply each); they go straight to
+the client, in their place in the batch. ``evalsha``, refused by name in a cluster pipeline,
+joins it as a plain command. A command whose keys span slots fails alone, not its batch. A
+command that failed for a failover's reasons (a dead master, ``CLUSTERDOWN``) is sent again
+after a pause, in the next pipeline of those that did, until the replica has taken over
+(``shared/infra/cluster.py``).
+
 Commands are not reordered: a group's commands stay together and in order, and two commands of
-one task are sent in the order the task awaited them. A Redis Cluster client is used as it is
-(``autopipe`` returns it unchanged): its commands go to different nodes.
+one task are sent in the order the task awaited them.
 """
 
 from __future__ import annotations
@@ -33,13 +49,23 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.client import EMPTY_RESPONSE, NEVER_DECODE
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisClusterException, ResponseError
 
 from shared.infra.client import CommandGroup, RedisClient
+from shared.infra.cluster import (
+    FAILOVER_ERRORS,
+    FAILOVER_PAUSE,
+    FAILOVER_PAUSE_CAP,
+    FAILOVER_TRIES,
+    REDIRECTS,
+    ClusterClient,
+    stream_read_keys,
+)
 from shared.infra.wire import Receiver, Wire, WireDown, pack
 
 COALESCED = frozenset(
@@ -63,7 +89,10 @@ COALESCED = frozenset(
         "srem",
         "xack",
         "xadd",
+        "xautoclaim",
+        "xinfo_groups",
         "xlen",
+        "xpending_range",
         "xrange",
         "xrevrange",
         "zadd",
@@ -78,6 +107,12 @@ COALESCED = frozenset(
 )
 """Commands that never block and may share a pipeline with any other."""
 
+CLUSTER_ALONE = frozenset({"ping", "script_load"})
+"""Coalesced commands that a cluster client sends to every node: not in a cluster pipeline."""
+
+SPLIT_BY_SLOT = frozenset({"delete", "exists"})
+"""Commands a cluster pipeline splits by slot when they have several keys (a reply each)."""
+
 BLOCKING = frozenset({"xread", "xreadgroup"})
 """Commands that may block: with a wire, each goes on a connection of its own, lent for it."""
 
@@ -91,10 +126,19 @@ class AutoPipeline:
     def __init__(self, client: RedisClient) -> None:
         # redis-py's client: beyond RedisClient, its response callbacks and pipeline recording.
         self.client: Any = client
+        self.cluster = isinstance(client, RedisCluster)
         wire = getattr(client, "wire", None)
         self.wire: Wire | None = wire if isinstance(wire, Wire) else None
-        # Builds a command's arguments as redis-py would (its pipeline records, never sends).
-        self._recorder: Any = client.pipeline(transaction=False) if self.wire is not None else None
+        # A cluster client whose nodes have wires: commands of known slots go straight there.
+        self.nodes = client if isinstance(client, ClusterClient) and client.wired else None
+        # Builds a command's arguments as redis-py would (its pipeline records, never sends;
+        # a plain client's, for a cluster: a cluster pipeline records commands of its own kind).
+        self._recorder: Any = None
+        if self.wire is not None:
+            self._recorder = client.pipeline(transaction=False)
+        elif self.nodes is not None:
+            protocol = self.nodes.nodes_manager.connection_kwargs.get("protocol")
+            self._recorder = aioredis.Redis(protocol=protocol).pipeline(transaction=False)
         self._queue: list[_Call] = []
         self._lost: list[_Call] = []  # sent on the wire, connection lost before the reply
         self._tasks: set[asyncio.Task[None]] = set()  # batches on their way
@@ -107,7 +151,7 @@ class AutoPipeline:
             call = self._command(name)
             setattr(self, name, call)  # made once per command name
             return call
-        if name in BLOCKING and self.wire is not None:
+        if name in BLOCKING and (self.wire is not None or self.nodes is not None):
             call = self._blocking_command(name)
             setattr(self, name, call)
             return call
@@ -120,17 +164,15 @@ class AutoPipeline:
         return call
 
     async def _blocking(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A blocking read on a lent connection of the wire (redis-py's way if none opens, or
-        if the connection is lost before the answer: it then reconnects and asks again)."""
-        assert self.wire is not None and self._recorder is not None
-        socket = await self.wire.lend()
-        if socket is None:
+        """A blocking read on a lent connection of the wire (of its streams' node, on a
+        cluster); redis-py's way if none opens, if the connection is lost before the answer
+        (it then reconnects and asks again) or if the node redirects it."""
+        assert self._recorder is not None
+        command, options = self._build(name, args, kwargs)
+        wire = self.wire if self.wire is not None else self._read_wire(command)
+        socket = await wire.lend() if wire is not None else None
+        if wire is None or socket is None:
             return await getattr(self.client, name)(*args, **kwargs)
-        try:
-            command, options = self._build(name, args, kwargs)
-        except Exception:
-            self.wire.give_back(socket)
-            raise
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         try:
             socket.write(pack(command), [(_One(future), None)])
@@ -138,11 +180,65 @@ class AutoPipeline:
         except WireDown:
             return await getattr(self.client, name)(*args, **kwargs)
         finally:
-            self.wire.give_back(socket)
+            wire.give_back(socket)
+        if self.nodes is not None and isinstance(reply, REDIRECTS):
+            return await getattr(self.client, name)(*args, **kwargs)
         result = _answer(self.client.response_callbacks, command, options, reply)
         if isinstance(result, Exception):
             raise result
         return result
+
+    def _read_wire(self, command: tuple[Any, ...]) -> Wire | None:
+        """The wire of the node of a stream read's keys (None: keys of several slots, or no
+        wire for their node)."""
+        assert self.nodes is not None
+        keys = stream_read_keys(str(command[0]), command[1:])
+        if not keys:
+            return None
+        slots = {self.nodes.keyslot(key) for key in keys}
+        return self.nodes.node_wire(slots.pop()) if len(slots) == 1 else None
+
+    def _node_wire(self, call: _Call) -> Wire | None:
+        """The wire of the node that serves a command's key (None: a command that goes
+        redis-py's way, or a key whose node is not known)."""
+        assert self.nodes is not None
+        name, args, _, _ = call
+        if not args or name in CLUSTER_ALONE or (name in SPLIT_BY_SLOT and len(args) != 1):
+            return None
+        try:
+            if name == "evalsha":  # (sha, number of keys, keys..., arguments...)
+                if len(args) < 3 or int(args[1]) < 1:
+                    return None
+                return self.nodes.node_wire(self.nodes.keyslot(args[2]))
+            return self.nodes.node_wire(self.nodes.keyslot(args[0]))
+        except (TypeError, ValueError):  # not a key: redis-py says what is wrong
+            return None
+
+    def _route(self, calls: list[_Call]) -> None:
+        """Send a cluster batch: each command of a known node on that node's open wire (one
+        write per node), the others redis-py's way. From the first command that goes
+        redis-py's way on, the rest of the batch follows it there, so that no command overtakes
+        one queued before it (a group's commands stay in order). A wire not yet open is opened
+        for the next batches."""
+        by_wire: dict[Wire, list[_Call]] = {}
+        rest: list[_Call] = []
+        opening: set[Wire] = set()
+        for call in calls:
+            wire = self._node_wire(call)
+            if wire is not None and not wire.ready():
+                if not wire.resting():
+                    opening.add(wire)
+                wire = None
+            if wire is None or rest:
+                rest.append(call)
+            else:
+                by_wire.setdefault(wire, []).append(call)
+        for wire, some in by_wire.items():
+            self._write(wire, some)
+        for wire in opening:
+            self._background(_open(wire))
+        if rest:
+            self._background(self._send_cluster(rest))
 
     def _command(self, name: str) -> Callable[..., Any]:
         async def call(*args: Any, **kwargs: Any) -> Any:
@@ -174,7 +270,11 @@ class AutoPipeline:
         if wire is not None and wire.ready():
             self._write(wire, calls)
             return
-        if wire is not None and not wire.resting():
+        if self.nodes is not None:
+            self._route(calls)
+        elif self.cluster:
+            self._background(self._send_cluster(calls))
+        elif wire is not None and not wire.resting():
             self._background(self._open_and_write(wire, calls))
         else:
             self._background(self._send(calls))
@@ -224,9 +324,12 @@ class AutoPipeline:
         (*_, future), command, options = token
         if future.done():
             return  # the caller was cancelled; the command ran all the same
-        if isinstance(reply, RedisConnectionError):
+        if isinstance(reply, RedisConnectionError) or (
+            self.nodes is not None and isinstance(reply, REDIRECTS)
+        ):
             # LOADING (a restarted Redis reading its AOF) and the like: redis-py retries
-            # those with backoff, so the command goes that way.
+            # those with backoff, so the command goes that way; so does a command a cluster
+            # node redirected (MOVED, ASK, TRYAGAIN), which redis-py follows.
             self.lost(token)
             return
         try:
@@ -245,7 +348,10 @@ class AutoPipeline:
         call = token[0]
         if call[3].done():
             return
-        if self.wire is not None and self.wire.shut:  # the client is closing: no other way
+        if (self.wire is not None and self.wire.shut) or (
+            self.nodes is not None and self.nodes.shut
+        ):
+            # the client is closing: no other way
             call[3].set_exception(WireDown("the Redis client was closed"))
             return
         self._lost.append(call)
@@ -265,14 +371,57 @@ class AutoPipeline:
         task.add_done_callback(_consume_result)
 
     async def _send(self, calls: list[_Call]) -> None:
-        """Send ``calls`` as one redis-py pipeline and answer each caller."""
+        """Send ``calls`` as one redis-py pipeline and answer each caller. On a cluster, the
+        commands that failed for a failover's reasons (``cluster.FAILOVER_ERRORS``: a dead
+        master, ``CLUSTERDOWN`` until its replica takes over) are sent again after a pause, as
+        redis-py does with a lone command (``cluster.ClusterClient``), so a failover delays
+        them instead of failing them."""
+        pause = FAILOVER_PAUSE
+        for _ in range(FAILOVER_TRIES - 1 if self.cluster else 0):
+            calls = await self._send_once(calls, keep_failover=True)
+            if not calls:
+                return
+            # Ask for the cluster's map afresh before the next try, as redis-py does for a
+            # lone command (its pipeline does not): a master removed from the cluster answers
+            # CLUSTERDOWN for every slot, never MOVED, so the map would keep sending there.
+            self.client._initialize = True
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, FAILOVER_PAUSE_CAP)
+        await self._send_once(calls, keep_failover=False)
+
+    async def _send_once(self, calls: list[_Call], keep_failover: bool) -> list[_Call]:
+        """One pipeline of ``calls``; each caller answered, but (with ``keep_failover``) those
+        that failed for a failover's reasons, which are returned to be sent again."""
         pipe = self.client.pipeline(transaction=False)
-        for name, args, kwargs, _ in calls:
-            getattr(pipe, name)(*args, **kwargs)
+        recorded: list[_Call] = []
+        for call in calls:
+            name, args, kwargs, future = call
+            try:
+                if name == "evalsha" and self.cluster:
+                    # Refused by name in a cluster pipeline (for scripts not loaded on every
+                    # node); as a plain command it goes to its keys' node, and a NOSCRIPT
+                    # answers its caller alone, whose script object loads it and asks again.
+                    pipe.execute_command("EVALSHA", *args, **kwargs)
+                else:
+                    getattr(pipe, name)(*args, **kwargs)
+            except Exception as err:  # a bad argument: its caller's error alone
+                if not future.done():
+                    future.set_exception(err)
+                continue
+            recorded.append(call)
+        if not recorded:
+            return []
         try:
             results = await pipe.execute(raise_on_error=False)
         except BaseException as err:
-            for *_, future in calls:
+            if self.cluster and _unroutable(err):
+                # A command the cluster pipeline could not route (keys of two slots), found
+                # before anything was sent: each command goes alone, and fails alone.
+                await asyncio.gather(*(_send_alone(self.client, call) for call in recorded))
+                return []
+            if keep_failover and isinstance(err, FAILOVER_ERRORS):
+                return [call for call in recorded if not call[3].done()]
+            for *_, future in recorded:
                 if not future.done():
                     if isinstance(err, asyncio.CancelledError):
                         future.cancel()
@@ -280,14 +429,35 @@ class AutoPipeline:
                         future.set_exception(err)
             if not isinstance(err, Exception):
                 raise
-            return
-        for (*_, future), result in zip(calls, results, strict=True):
+            return []
+        again: list[_Call] = []
+        for call, result in zip(recorded, results, strict=True):
+            future = call[3]
             if future.done():
                 continue  # the caller was cancelled; the command ran all the same
-            if isinstance(result, Exception):
+            if keep_failover and isinstance(result, FAILOVER_ERRORS):
+                again.append(call)
+            elif isinstance(result, Exception):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+        return again
+
+    async def _send_cluster(self, calls: list[_Call]) -> None:
+        """Send ``calls`` to a cluster: runs of them as cluster pipelines, in order, and each
+        command that cannot join one alone, in its place."""
+        run: list[_Call] = []
+        for call in calls:
+            name, args, _, _ = call
+            if name not in CLUSTER_ALONE and not (name in SPLIT_BY_SLOT and len(args) != 1):
+                run.append(call)
+                continue
+            if run:
+                await self._send(run)
+                run = []
+            await _send_alone(self.client, call)
+        if run:
+            await self._send(run)
 
     def pipeline(self, transaction: bool = True) -> CommandGroup:
         """A group of commands sent together: through the shared pipeline with
@@ -339,8 +509,8 @@ class Group:
 
 
 def autopipe(client: RedisClient) -> RedisClient:
-    """``client`` with auto-pipelining (a cluster client, or one wrapped already, unchanged)."""
-    if isinstance(client, RedisCluster | AutoPipeline):
+    """``client`` with auto-pipelining (one wrapped already unchanged)."""
+    if isinstance(client, AutoPipeline):
         return client
     return AutoPipeline(client)
 
@@ -381,6 +551,37 @@ def _answer(callbacks: Any, command: tuple[Any, ...], options: dict[str, Any], r
         options.pop(special, None)
     callback = callbacks.get(command[0])
     return callback(reply, **options) if callback is not None else reply
+
+
+def _unroutable(err: BaseException) -> bool:
+    """Whether a cluster pipeline failed while routing its commands (a command's keys in two
+    slots, a command for several nodes), which it does before it sends any of them; not the
+    errors it retries (the map being out of date, a node down)."""
+    return isinstance(err, RedisClusterException) and not isinstance(
+        err, RedisCluster.ERRORS_ALLOW_RETRY
+    )
+
+
+async def _send_alone(client: Any, call: _Call) -> None:
+    """Send one call straight to the client and answer its caller."""
+    name, args, kwargs, future = call
+    try:
+        result = await getattr(client, name)(*args, **kwargs)
+    except Exception as err:
+        if not future.done():
+            future.set_exception(err)
+        return
+    except BaseException:
+        if not future.done():
+            future.cancel()
+        raise
+    if not future.done():
+        future.set_result(result)
+
+
+async def _open(wire: Wire) -> None:
+    """Open a wire for the batches to come (a failure makes it rest: they go redis-py's way)."""
+    await wire.open()
 
 
 def _consume_result(task: asyncio.Task[None]) -> None:

@@ -4,10 +4,13 @@ the referees, and how the answers and the news come back.
 - Command streams: ``partitions`` single keys; a game's commands always go to the partition its
   id hashes to, so one game's commands stay in order. Referees read them in one consumer group.
 - Replies: each sender reads its own reply stream (trimmed); a command names it in ``reply``.
+  The stream lives while its sender refreshes its time to live (``shared/infra/trimming.py``):
+  the streams of gateways that are gone expire.
 - Feed: after every append the referee (or scoring) adds ``(game, version, types)`` to the
   game's feed partition; gateways push views from it, scoring reacts to round ends.
 
-Entries are JSON in one field: readable with redis-cli, and no msgpack outside the codec.
+The messages themselves (commands, answers, news) and their wire form are
+``shared/infra/protocol.py``'s.
 """
 
 from __future__ import annotations
@@ -18,25 +21,21 @@ import json
 import uuid
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
 
-from shared.infra import jsontext
 from shared.infra.autopipe import raw_client
 from shared.infra.client import RedisClient
-from shared.infra.keys import Keys, check_game_id
+from shared.infra.keys import Keys
+from shared.infra.protocol import FIELD, Answer, Change, CommandEntry, MalformedEntry, News
+from shared.infra.trimming import REPLY_REFRESH_SECONDS, REPLY_TTL_MS
 
-FIELD = b"c"
 REFEREES = "referees"
 SCORING = "scoring"
 REPLY_MAXLEN = 10_000
 FEED_MAXLEN = 100_000
-MAX_ENTRY_BYTES = 256 * 1024
-COMMAND_KINDS = ("create", "sit", "start", "seat", "timeout", "continue")
-MAX_COMMAND_ID = 200
-MAX_SEAT = 63
 
 
 def partition_of(game_id: str, partitions: int) -> int:
@@ -48,89 +47,6 @@ def fingerprint(body: Any) -> str:
     """A short digest of a command body: a reused command id with another body differs here."""
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-class MalformedEntry(ValueError):
-    """A stream entry that is not a command of this protocol; the message says why."""
-
-
-@dataclass(frozen=True)
-class CommandEntry:
-    """One command on a command stream."""
-
-    game: str
-    kind: str  # one of COMMAND_KINDS
-    cid: str  # command id, unique per game (the gateway scopes the client's id by seat)
-    body: dict[str, Any] = field(default_factory=dict)
-    seat: int | None = None
-    reply: str = ""  # reply stream key, or "" when nobody waits
-    rid: str = ""  # request id the reply carries back
-    at: float = 0.0  # when the sender sent it, by its clock: for logs; nothing may judge by it
-
-    def encode(self) -> dict[bytes, bytes]:
-        """The stream entry's fields."""
-        doc = {
-            "game": self.game,
-            "kind": self.kind,
-            "cid": self.cid,
-            "body": self.body,
-            "seat": self.seat,
-            "reply": self.reply,
-            "rid": self.rid,
-            "at": self.at,
-        }
-        return {FIELD: jsontext.dumps_bytes(doc)}
-
-    @classmethod
-    def decode(cls, fields: dict[Any, Any]) -> CommandEntry:
-        """Parse an entry, or raise ``MalformedEntry`` naming what is wrong."""
-        raw = fields.get(FIELD, fields.get(FIELD.decode()))
-        if not isinstance(raw, bytes | str):
-            raise MalformedEntry("the entry has no command field 'c'")
-        if len(raw) > MAX_ENTRY_BYTES:
-            raise MalformedEntry(f"the entry is {len(raw)} bytes; at most {MAX_ENTRY_BYTES}")
-        try:
-            doc = jsontext.loads(raw)
-        except ValueError as err:
-            if jsontext.too_deep(err):
-                raise MalformedEntry("the command is nested too deeply") from None
-            raise MalformedEntry(f"the command is not JSON: {err}") from None
-        if not isinstance(doc, dict):
-            raise MalformedEntry("the command is not a JSON object")
-        checks: dict[str, tuple[type, ...]] = {
-            "game": (str,),
-            "kind": (str,),
-            "cid": (str,),
-            "body": (dict,),
-            "seat": (int, type(None)),
-            "reply": (str,),
-            "rid": (str,),
-            "at": (int, float),
-        }
-        optional = {"body", "seat", "reply", "rid", "at"}
-        for name, types in checks.items():
-            if name in optional and name not in doc:
-                continue
-            value = doc.get(name)
-            if name not in doc or not isinstance(value, types) or isinstance(value, bool):
-                raise MalformedEntry(f"field {name!r} is missing or of the wrong type")
-        if doc["kind"] not in COMMAND_KINDS:
-            raise MalformedEntry(
-                f"kind {doc['kind']!r} is unknown; allowed: {', '.join(COMMAND_KINDS)}"
-            )
-        unknown = set(doc) - set(checks)
-        if unknown:
-            raise MalformedEntry(f"unknown fields {sorted(unknown)}")
-        try:
-            check_game_id(doc["game"])
-        except ValueError as err:
-            raise MalformedEntry(str(err)) from None
-        if not 0 < len(doc["cid"]) <= MAX_COMMAND_ID:
-            raise MalformedEntry(f"field 'cid' must be 1-{MAX_COMMAND_ID} characters")
-        seat = doc.get("seat")
-        if seat is not None and not 0 <= seat <= MAX_SEAT:
-            raise MalformedEntry(f"field 'seat' must be 0-{MAX_SEAT} or null, got {seat}")
-        return cls(**doc)
 
 
 class Bus:
@@ -149,15 +65,6 @@ class Bus:
         """Queue a command for the referees."""
         await self.client.xadd(self.command_stream(entry.game), entry.encode())
 
-    async def ensure_groups(self, group: str, streams: list[str]) -> None:
-        """Create the consumer group on every stream (idempotent)."""
-        for stream in streams:
-            try:
-                await self.client.xgroup_create(stream, group, id="0", mkstream=True)
-            except Exception as err:  # BUSYGROUP: it exists already
-                if "BUSYGROUP" not in str(err):
-                    raise
-
     def command_streams(self) -> list[str]:
         """Every command stream partition."""
         return [self.keys.command_stream(p) for p in range(self.partitions)]
@@ -167,27 +74,18 @@ class Bus:
         return [self.keys.feed(p) for p in range(self.partitions)]
 
     def news(
-        self, game_id: str, version: int, types: list[str], records: Sequence[bytes] = ()
+        self,
+        game_id: str,
+        version: int,
+        types: list[str],
+        records: Sequence[bytes] = (),
+        change: Change | None = None,
     ) -> tuple[str, dict[bytes, bytes]]:
-        """The feed entry announcing a game's new events (key, fields). ``records``: the new
-        events as stored (fields ``e1``, ``e2`` ...), so a follower can fold them without
-        reading the game's log back (one round trip less per change for every gateway)."""
-        doc = {"game": game_id, "version": version, "types": types}
+        """The feed entry announcing a game's new events (key, fields). ``change`` (or, larger,
+        ``records``: the new events as stored): what a follower folds without reading the
+        game's log back (one round trip less per change for every gateway)."""
         key = self.keys.feed(partition_of(game_id, self.partitions))
-        fields = {FIELD: jsontext.dumps_bytes(doc)}
-        for number, record in enumerate(records, 1):
-            fields[b"e%d" % number] = record
-        return key, fields
-
-
-def parse_json_field(fields: dict[Any, Any]) -> dict[str, Any] | None:
-    """The JSON document of a feed or reply entry, or None if it is not one."""
-    raw = fields.get(FIELD, fields.get(FIELD.decode()))
-    try:
-        doc = jsontext.loads(raw) if isinstance(raw, bytes | str) else None
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
+        return key, News(game_id, version, tuple(types), tuple(records), change).encode()
 
 
 class Requester:
@@ -205,12 +103,15 @@ class Requester:
         self._closing = False
         self._last = "$"
         self._count = 0
+        self._refreshed = 0.0  # loop time of the last refresh of the stream's time to live
 
     async def start(self) -> None:
         """Start following the reply stream (from now on)."""
         if self._reader is None:
             self._closing = False
             info = await self.bus.client.xadd(self.stream, {FIELD: b"{}"}, maxlen=REPLY_MAXLEN)
+            await self.bus.client.pexpire(self.stream, REPLY_TTL_MS)
+            self._refreshed = asyncio.get_running_loop().time()
             self._last = info.decode() if isinstance(info, bytes) else str(info)
             self._reader = asyncio.create_task(self._read(), name="replies")
 
@@ -240,8 +141,12 @@ class Requester:
             self._waiting.pop(rid, None)
 
     async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
         while not self._closing:
             try:
+                if loop.time() - self._refreshed >= REPLY_REFRESH_SECONDS:
+                    await self.bus.client.pexpire(self.stream, REPLY_TTL_MS)
+                    self._refreshed = loop.time()
                 reply = await self.bus.client.xread(
                     {self.stream: self._last}, count=500, block=1000
                 )
@@ -253,30 +158,26 @@ class Requester:
             for _, entries in stream_batches(reply):
                 for entry_id, fields in entries:
                     self._last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-                    doc = parse_json_field(fields)
-                    future = self._waiting.get(str(doc.get("rid"))) if doc else None
+                    try:
+                        answer = Answer.decode(fields)
+                    except MalformedEntry:  # the reader's own first entry, or not an answer
+                        continue
+                    future = self._waiting.get(answer.rid)
                     if future is not None and not future.done():
-                        future.set_result(doc)  # type: ignore[arg-type]
-
-
-def news_records(fields: dict[Any, Any]) -> list[bytes]:
-    """The event records a feed entry carries (``e1``, ``e2`` ..., in order; may be none)."""
-    records: list[bytes] = []
-    number = 1
-    while True:
-        record = fields.get(b"e%d" % number)
-        if not isinstance(record, bytes):
-            return records
-        records.append(record)
-        number += 1
+                        future.set_result(answer.to_json())
 
 
 def read_plan(client: RedisClient, streams: list[str]) -> list[list[str]]:
     """How to follow partitioned streams: on one Redis, all of them in one blocking read (under
     load each read brings the news of every partition at once); on a Redis Cluster, one read
-    per stream, since one command's keys must share a slot."""
-    if isinstance(raw_client(client), RedisCluster):
-        return [[stream] for stream in streams]
+    per slot, since one command's keys must share a slot. The command streams and feeds carry
+    no hash tag, so that the partitions spread over the nodes: there each is read alone."""
+    raw = raw_client(client)
+    if isinstance(raw, RedisCluster):
+        by_slot: dict[int, list[str]] = {}
+        for stream in streams:
+            by_slot.setdefault(raw.keyslot(stream), []).append(stream)
+        return list(by_slot.values())
     return [list(streams)]
 
 

@@ -12,10 +12,12 @@ upcast on read keeps a reference to its stored form, and :func:`verify_chain` ch
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.infra.codec import canonical, envelope_hash
+from shared.infra.codec import SALT_HEX, Sealed, canonical, envelope_hash, seal
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
 
@@ -25,6 +27,14 @@ def compute_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
     return envelope_hash(fields, data_ready)
 
 
+def event_salt(key: bytes, game_id: str, version: int) -> str:
+    """The salt of event ``version`` of ``game_id`` under ``key`` (the game's secret seed): the
+    same for every referee that appends it, unknowable to the seats until the seed is revealed,
+    and checkable by anyone after that."""
+    message = f"salt\x00{game_id}\x00{version}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:SALT_HEX]
+
+
 def chain(
     game_id: str,
     events: Sequence[NewEvent],
@@ -32,13 +42,33 @@ def chain(
     prev_hash: str,
     command_id: str | None,
     time: float,
+    salt_key: bytes | None = None,
 ) -> list[StoredEvent]:
+    """The events of :func:`sealed_chain` without their records."""
+    stored, _ = sealed_chain(game_id, events, start_version, prev_hash, command_id, time, salt_key)
+    return stored
+
+
+def sealed_chain(
+    game_id: str,
+    events: Sequence[NewEvent],
+    start_version: int,
+    prev_hash: str,
+    command_id: str | None,
+    time: float,
+    salt_key: bytes | None = None,
+) -> tuple[list[StoredEvent], list[Sealed]]:
     """Place ``events`` in ``game_id``'s log after version ``start_version - 1`` whose hash is
     ``prev_hash``: number them from ``start_version`` and link each to the one before.
+    ``salt_key``, when given, salts every event (see :func:`event_salt`), so the hash of an
+    event with hidden data reveals nothing a seat could test guesses against.
 
     Raises ``ValueError`` for an envelope field of the wrong kind and
     :class:`shared.infra.codec.CodecError` for data the codec cannot encode canonically, so a bad
     event fails here, before anything is stored.
+
+    With the events come their stored records (what :func:`shared.infra.codec.encode` writes)
+    and packed data, packed in the same pass as their hashes: each event is packed once.
     """
     _check_text("game_id", game_id)
     if command_id is not None:
@@ -50,6 +80,7 @@ def chain(
         raise ValueError(f"time must be a number of unix seconds, got {time!r}")
     stamp = float(time)  # one numeric type, so the hash does not depend on int vs float
     out: list[StoredEvent] = []
+    sealed: list[Sealed] = []
     prev = prev_hash
     for offset, new in enumerate(events):
         _check_new(new)
@@ -66,10 +97,13 @@ def chain(
             "data": canonical(new.data, f"data of {new.type}"),
             "prev_hash": prev,
         }
-        digest = compute_hash(fields, data_ready=True)
-        out.append(StoredEvent(**fields, hash=digest))
-        prev = digest
-    return out
+        if salt_key is not None:
+            fields["salt"] = event_salt(salt_key, game_id, start_version + offset)
+        packed = seal(fields, data_ready=True)
+        out.append(StoredEvent(**fields, hash=packed.hash))
+        sealed.append(packed)
+        prev = packed.hash
+    return out, sealed
 
 
 def verify_chain(

@@ -3,12 +3,13 @@
 Canonical encoding (what the chain hashes)
     ``envelope_hash`` is the SHA-256 hex of ``msgpack.packb(canonical(fields))`` where ``fields``
     are the envelope without ``hash``: ``game_id, version, type, schema, time, command_id, actor,
-    data, prev_hash``. ``canonical`` keeps only msgpack's plain kinds (nil, bool, int in the
-    64-bit ranges, float, str, bytes, array, map) and sorts every map by key, recursively, keys
-    being ``str`` compared by code point. msgpack-python always writes the shortest int and
-    string headers, floats as float64 and ``bytes`` as bin, so equal values give equal bytes; a
-    tuple is written as an array and decodes as a list, which hashes the same. ``time`` is
-    always a float (``chain`` converts it).
+    data, prev_hash`` and, on an event that has one, ``salt``. ``canonical`` keeps only
+    msgpack's plain kinds (nil, bool, int in the 64-bit ranges, float, str, bytes, array, map)
+    and sorts every map by key, recursively, keys being ``str`` compared by code point.
+    msgpack-python always writes the shortest int and string headers, floats as float64 and
+    ``bytes`` as bin, so equal values give equal bytes; a tuple is written as an array and
+    decodes as a list, which hashes the same. ``time`` is always a float (``chain`` converts
+    it).
 
 Stored record
     The bytes of an event in a store are the canonical encoding of a map of the same fields plus
@@ -28,13 +29,18 @@ Upcasting and verification
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
 
 from shared.infra.stored import StoredEvent
+
+SALT_HEX = 32
+"""Length of an event's optional ``salt`` in hex digits (128 bits, beyond guessing); see
+:func:`shared.infra.chain.event_salt`."""
 
 FORMAT = 1
 """Layout of the stored record (the ``fmt`` field); a decoder refuses any other."""
@@ -60,6 +66,7 @@ _RECORD_FIELDS = frozenset(
         "hash",
     }
 )
+_OPTIONAL_FIELDS = frozenset({"salt"})  # absent from records written before it existed
 
 
 class CodecError(ValueError):
@@ -169,6 +176,75 @@ def envelope_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
     return hashlib.sha256(_pack(envelope, "envelope")).hexdigest()
 
 
+_FMT_PAIR = msgpack.packb("fmt") + msgpack.packb(FORMAT)
+_HASH_KEY = msgpack.packb("hash")
+_SPLITS = ("fmt", "hash")  # the record's own keys, in their sorted place among the envelope's
+
+
+@functools.lru_cache(maxsize=64)
+def _map_header(size: int) -> bytes:
+    header = msgpack.Packer().pack_map_header(size)
+    assert isinstance(header, bytes)
+    return header
+
+
+class Sealed(NamedTuple):
+    """An event packed once: its hash, its stored record, and its data as packed inside both."""
+
+    hash: str
+    record: bytes
+    data: bytes
+
+
+def seal(fields: Mapping[str, Any], data_ready: bool = False) -> Sealed:
+    """The hash (``envelope_hash(fields)``) and the stored record of an envelope from one packing
+    of its fields: the hash's input and the record share every key and value but ``fmt`` and
+    ``hash``, which sort between them (``data`` < ``fmt`` < ``game_id`` < ``hash`` <
+    ``prev_hash``), so both are joins of the same packed pieces. The record is byte for byte what
+    :func:`encode` writes; the packed data is the part of it a follower of the feed folds."""
+    envelope = _canonical_envelope(fields, "envelope", data_ready)
+    if "fmt" in envelope or "hash" in envelope:
+        raise CodecError("an envelope to seal has no fmt or hash field")
+    packer = msgpack.Packer(use_bin_type=True, autoreset=False)
+    parts: list[bytes] = []  # the packed pairs before "fmt", before "hash", after "hash"
+    chunks: list[bytes] = []  # of the part being packed
+    data = b""
+    try:
+        for key, value in envelope.items():
+            while len(parts) < len(_SPLITS) and key > _SPLITS[len(parts)]:
+                parts.append(b"".join((*chunks, packer.bytes())))
+                chunks.clear()
+                packer.reset()
+            packer.pack(key)
+            if key == "data":
+                data = _pack(value, "envelope data")
+                chunks += (packer.bytes(), data)
+                packer.reset()
+            else:
+                packer.pack(value)
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a lone surrogate in a str
+        raise CodecError(f"envelope: {exc}") from exc
+    while len(parts) < len(_SPLITS) + 1:
+        parts.append(b"".join((*chunks, packer.bytes())))
+        chunks.clear()
+        packer.reset()
+    before_fmt, before_hash, after_hash = parts
+    hashed = _map_header(len(envelope)) + before_fmt + before_hash + after_hash
+    digest = hashlib.sha256(hashed).hexdigest()
+    record = b"".join(
+        (
+            _map_header(len(envelope) + 2),
+            before_fmt,
+            _FMT_PAIR,
+            before_hash,
+            _HASH_KEY,
+            msgpack.packb(digest),
+            after_hash,
+        )
+    )
+    return Sealed(digest, record, data)
+
+
 def encode(event: StoredEvent, data_ready: bool = False) -> bytes:
     """The stored record of ``event`` (of its stored form, if it was upcast on read).
     ``data_ready``: the data is canonical already (an event just made by ``chain``)."""
@@ -199,7 +275,7 @@ def decode_stored(raw: bytes) -> StoredEvent:
     missing = _RECORD_FIELDS - record.keys()
     if missing:
         raise CodecError(f"event record lacks {', '.join(sorted(missing))}")
-    extra = record.keys() - _RECORD_FIELDS
+    extra = record.keys() - _RECORD_FIELDS - _OPTIONAL_FIELDS
     if extra:
         raise CodecError(f"event record has unknown fields {', '.join(sorted(map(str, extra)))}")
     if record["fmt"] != FORMAT or type(record["fmt"]) is not int:
@@ -216,6 +292,10 @@ def decode_stored(raw: bytes) -> StoredEvent:
         value = record[name]
         if not isinstance(value, str) or len(value) != 64 or not _HEX.issuperset(value):
             raise CodecError(f"event field {name} is not 64 lower-case hex digits: {value!r}")
+    if "salt" in record:
+        salt = record["salt"]
+        if not isinstance(salt, str) or len(salt) != SALT_HEX or not _HEX.issuperset(salt):
+            raise CodecError(f"event field salt is not {SALT_HEX} lower-case hex digits: {salt!r}")
     if record["version"] < 1 or record["schema"] < 1:
         raise CodecError(
             f"event version and schema start at 1: {record['version']}, {record['schema']}"
@@ -226,6 +306,21 @@ def decode_stored(raw: bytes) -> StoredEvent:
         record["data"] = canonical(record["data"], "event data")
     del record["fmt"]
     return StoredEvent(**record)
+
+
+def unpack_data(raw: bytes) -> dict[str, Any]:
+    """An event's data as :func:`seal` packed it (the part of its record a follower of the feed
+    folds), trusted as its appender checked it: only a map of str keys is asked of it.
+    :class:`CodecError` for anything else."""
+    try:
+        data = msgpack.unpackb(
+            raw, raw=False, strict_map_key=True, use_list=True, ext_hook=_refuse_ext
+        )
+    except Exception as exc:  # msgpack raises many kinds (ExtraData, FormatError, ...)
+        raise CodecError(f"not packed event data ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(data, dict):
+        raise CodecError(f"event data is a map, got {type(data).__name__}")
+    return data
 
 
 def _refuse_ext(code: int, payload: bytes) -> Any:
@@ -299,6 +394,7 @@ class Upcasters:
             data=data,
             prev_hash=stored.prev_hash,
             hash=stored.hash,
+            salt=stored.salt,
             as_stored=stored,
         )
 

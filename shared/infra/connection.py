@@ -1,7 +1,8 @@
 """One way to get a Redis client: a real Redis, a Redis Cluster, or the embedded stand-in.
 
 ``rummy serve`` runs on fakeredis (with its Lua support) so that a newcomer needs no server; the
-same code talks to a real Redis or Cluster when ``REDIS_URL`` is set. fakeredis is imported only
+same code talks to a real Redis or Cluster when ``REDIS_URL`` is set (for a Cluster, one seed
+URL or several, comma-separated: ``Settings.redis_seeds``). fakeredis is imported only
 when the stand-in is built: a service of a real Redis does not load it (nor its Lua runtime).
 """
 
@@ -10,13 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.utils import DEFAULT_RESP_VERSION
 
+from shared.infra.client import RedisClient
+from shared.infra.cluster import ClusterClient
 from shared.infra.settings import Settings
 from shared.infra.wire import Wire, pack
 
@@ -73,6 +76,14 @@ def _embedded_client() -> aioredis.Redis:
     )
 
 
+async def disconnect(client: RedisClient) -> None:
+    """Close a client from ``connect`` for good (a cluster client's blocking-reads client too)."""
+    if isinstance(client, ClusterClient):
+        await client.close_all()
+    else:
+        await client.aclose()
+
+
 def connect(settings: Settings) -> aioredis.Redis | RedisCluster:
     """A client for the settings' Redis (reconnecting with backoff after a restart).
 
@@ -89,9 +100,24 @@ def connect(settings: Settings) -> aioredis.Redis | RedisCluster:
     retry = Retry(ExponentialBackoff(cap=2.0, base=0.05), retries=8)
     errors = [RedisConnectionError, RedisTimeoutError, ConnectionResetError]
     if settings.redis_cluster:
-        return RedisCluster.from_url(
-            settings.redis_url, retry=retry, retry_on_error=errors, max_connections=MAX_CONNECTIONS
+        # Every seed is asked for the cluster's map in turn (redis-py shuffles them): the
+        # client starts while any one of them answers.
+        seeds = settings.redis_seeds() if "," in settings.redis_url else None
+        more = [ClusterNode(host, port) for host, port in seeds.nodes[1:]] if seeds else []
+        url = seeds.url if seeds else settings.redis_url
+        cluster = cast(
+            ClusterClient,
+            ClusterClient.from_url(
+                url,
+                startup_nodes=more or None,
+                retry=retry,
+                retry_on_error=errors,
+                max_connections=MAX_CONNECTIONS,
+            ),
         )
+        # The auto-pipeline writes commands of known slots straight to their nodes' wires.
+        cluster.wired = _plain_tcp(url)
+        return cluster
     packed = {"connection_class": PackedConnection} if _plain_tcp(settings.redis_url) else {}
     blocking = aioredis.BlockingConnectionPool.from_url(
         settings.redis_url,

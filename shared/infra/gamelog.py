@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from shared.core.events import Event, event_from, to_data
 from shared.core.evolve import evolve
 from shared.core.state import GameState
+from shared.infra import codec
+from shared.infra.protocol import Change, News
 from shared.infra.store.base import AppendResult, EventStore
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
@@ -36,6 +38,12 @@ class Loaded:
     @property
     def version(self) -> int:
         return self.state.version
+
+
+def change_of(before: Loaded, result: AppendResult) -> Change:
+    """What an append changed, as the feed's news tells it (see :class:`Change`)."""
+    schemas = tuple(e.schema for e in result.events)
+    return Change(before.head, result.head, schemas, result.packed_data)
 
 
 def fold_stored(events: Sequence[StoredEvent], start: Loaded | None = None) -> Loaded:
@@ -125,6 +133,45 @@ class GameLog:
             self.note(game_id, loaded.version)
         return True
 
+    def take_news(self, news: News) -> bool:
+        """Fold what ``news`` says changed onto the cached state of its game when it follows it
+        (as :meth:`extend` does; from its :class:`Change` or, sent by an older appender, its
+        records). Whether the cache now stands at the news' version."""
+        change = news.change
+        if change is None:
+            events = [codec.decode(r, self.store.upcasters) for r in news.records]
+            return self.extend(news.game, events)
+        cached = self._cache.get(news.game)
+        if cached is None:
+            return False
+        if cached.version >= news.version:
+            return True
+        upcasters = self.store.upcasters
+        if (
+            cached.version != news.version - len(news.types)
+            or cached.head != change.prev
+            or any(
+                upcasters.current_schema(kind, schema) != schema
+                for kind, schema in zip(news.types, change.schemas, strict=True)
+            )
+        ):
+            return False  # a gap, another chain, or data to upcast: the store decides
+        state = cached.state
+        try:
+            for kind, data in zip(news.types, change.data, strict=True):
+                state = evolve(state, event_from(kind, codec.unpack_data(data)))
+        except Exception:  # not foldable: drop the cache, read the store
+            self.forget(news.game)
+            return False
+        if state.version != news.version:
+            self.forget(news.game)
+            return False
+        self.remember(news.game, Loaded(state, change.head))
+        if self.trust_news is not None:
+            self._checked[news.game] = time.monotonic()
+            self.note(news.game, news.version)
+        return True
+
     def remember(self, game_id: str, loaded: Loaded) -> None:
         """Keep ``loaded`` as the game's latest state, evicting the least recently used."""
         if loaded.version == 0:
@@ -140,6 +187,11 @@ class GameLog:
         """Whether a state of ``game_id`` is in the cache."""
         return game_id in self._cache
 
+    def cached_version(self, game_id: str) -> int:
+        """The version of the cached state of ``game_id`` (0 when none is cached)."""
+        cached = self._cache.get(game_id)
+        return cached.version if cached is not None else 0
+
     def forget(self, game_id: str) -> None:
         """Drop a game from the cache (its next load rebuilds it)."""
         self._cache.pop(game_id, None)
@@ -153,9 +205,11 @@ class GameLog:
         command_id: str | None,
         fingerprint: str | None,
         now: float,
+        salt_key: bytes | None = None,
     ) -> tuple[AppendResult, Loaded]:
-        """Append the decided events after ``loaded``; raises ``VersionConflict`` when another
-        writer got there first. A duplicate command id returns the original outcome."""
+        """Append the decided events after ``loaded``, salted by ``salt_key`` (the game's seed)
+        when given; raises ``VersionConflict`` when another writer got there first. A duplicate
+        command id returns the original outcome."""
         result = await self.store.append(
             game_id,
             [to_new(e, actor) for e in events],
@@ -164,6 +218,7 @@ class GameLog:
             fingerprint=fingerprint,
             time=now,
             expected_head=loaded.head,
+            salt_key=salt_key,
         )
         if result.duplicate:
             return result, await self.load(game_id, fresh=True)

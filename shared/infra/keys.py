@@ -117,9 +117,41 @@ class Keys:
         """Live referees: sorted set name -> last heartbeat (unix seconds)."""
         return f"{self.prefix}referees"
 
+    def scorers(self) -> str:
+        """Live scoring processes: sorted set name -> last heartbeat (unix seconds)."""
+        return f"{self.prefix}scorers"
+
+    # --- the bots service's keys: its own leases, members and moves due, by partition --------
+
+    def bot_lease(self, partition: int) -> str:
+        """Which ``rummy bots`` process plays the bot seats of the partition's games."""
+        return f"{self.prefix}bots:lease:{partition}"
+
+    def bot_players(self) -> str:
+        """Live ``rummy bots`` processes: sorted set name -> last heartbeat (unix seconds)."""
+        return f"{self.prefix}bots:members"
+
+    def bot_moves(self, partition: int) -> str:
+        """The partition's games whose bot seat is to move: sorted set game -> when (Redis's
+        unix seconds); the durable side of the bots' pacing, so a move survives a restart."""
+        return f"{self.prefix}bots:moves:{partition}"
+
     def replies(self, sender: str) -> str:
         """The reply stream one sender (a gateway process) reads its answers from."""
         return f"{self.prefix}replies:{sender}"
+
+    def archivers(self) -> str:
+        """Live archivers: sorted set name -> last heartbeat (unix seconds)."""
+        return f"{self.prefix}archivers"
+
+    def archive_due(self) -> str:
+        """Sorted set of finished games waiting to be archived -> when to try (unix seconds)."""
+        return f"{self.prefix}archive:due"
+
+    def archive_kept(self) -> str:
+        """Sorted set of archived games still held in Redis -> when their archive row was read
+        back (unix seconds): each leaves Redis ``RUMMY_RETAIN_SECONDS`` after that."""
+        return f"{self.prefix}archive:kept"
 
     def dead_letters(self) -> str:
         """Commands that could not be handled, with the reason."""
@@ -134,6 +166,37 @@ class Keys:
     def lobby(self, status: str) -> str:
         """Sorted set of game ids by creation time, one per lobby status."""
         return f"{self.prefix}lobby:{status}"
+
+    # --- tournaments: their logs under a prefix of their own, never listed as games ----------
+
+    def tournament_logs(self) -> str:
+        """The key prefix of the tournaments' event store: a tournament's log keys are a game's
+        (``{prefix}tour:game:{<tournament_id>}:events`` ...), tagged with its id, and its index
+        of ids is ``{prefix}tour:games``, apart from the games' own."""
+        return f"{self.prefix}tour:"
+
+    def tournament_commands(self) -> str:
+        """The stream of commands for the tournament service (one stream: tournaments are few
+        and their commands small)."""
+        return f"{self.prefix}tournaments:commands"
+
+    def tournaments(self, status: str) -> str:
+        """Sorted set of tournament ids by creation time, one per status (the listing)."""
+        return f"{self.prefix}tournaments:{_untagged(status)}"
+
+    def tournament_summaries(self) -> str:
+        """Hash tournament id -> its listing's row (JSON), written with each listing, so a
+        page of the listing reads rows instead of folding logs."""
+        return f"{self.prefix}tournaments:summaries"
+
+    def tournament_tables(self) -> str:
+        """Hash game id -> ``<tournament>|<round>|<table>``: which table a game is the game of,
+        so the service knows a finished game as a table's."""
+        return f"{self.prefix}tournaments:tables"
+
+    def tournament_services(self) -> str:
+        """Live ``rummy tournaments`` processes: sorted set name -> last heartbeat."""
+        return f"{self.prefix}tournaments:members"
 
     # --- the public edge's bounds: single keys, each on a slot of its own ---------------------
 

@@ -46,6 +46,10 @@ class StoredEvent:
     data: dict[str, Any]
     prev_hash: str
     hash: str
+    # A secret of the event's own that its hash covers (absent from events stored before salts
+    # and from those of appenders without a key): without it, a hidden draw of a few cards under
+    # a predictable command id could be found by hashing every guess against the public hash.
+    salt: str | None = None
     as_stored: StoredEvent | None = field(default=None, repr=False, compare=False)
 
     def stored_form(self) -> StoredEvent:
@@ -65,4 +69,4 @@ class StoredEvent:
             "actor": e.actor,
             "data": e.data,
             "prev_hash": e.prev_hash,
-        }
+        } | ({"salt": e.salt} if e.salt is not None else {})

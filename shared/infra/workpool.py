@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
@@ -43,6 +43,7 @@ T = TypeVar("T")
 _HEADER = struct.Struct("!Q")  # the length of the pickle that follows
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 START_METHODS = ("spawn", "forkserver")
+WAIT_SLACK = 0.1  # seconds past its budget a caller may wait, a wait for a worker included
 START_TRIES = 3  # workers that fail to start in a row before the pool waits for the next job
 
 
@@ -122,6 +123,7 @@ class WorkPool:
         initializer: Callable[[], object] | None = None,
         start_method: str = "spawn",
         start_seconds: float = 120.0,
+        niceness: int = 0,
         registry: CollectorRegistry | None = None,
         namespace: str = "workpool",
     ) -> None:
@@ -134,6 +136,7 @@ class WorkPool:
         self.size = size
         self.queue = queue
         self.start_seconds = start_seconds
+        self.niceness = niceness
         self.metrics = PoolMetrics(registry, namespace)
         self._context: SpawnContext | ForkServerContext = (
             multiprocessing.get_context("spawn")
@@ -164,6 +167,10 @@ class WorkPool:
         """How many jobs are running now."""
         return sum(1 for w in self._workers if w.busy)
 
+    def starting(self) -> int:
+        """Workers started but not yet ready for a job."""
+        return sum(1 for w in self._workers if not w.busy and w not in self._idle)
+
     def waiting(self) -> int:
         """How many jobs wait for a worker now."""
         return sum(1 for f in self._waiters if not f.done())
@@ -179,9 +186,18 @@ class WorkPool:
     async def run(self, job: str, fn: Callable[..., T], *args: Any, budget: float) -> T:
         """``fn(*args)`` in a worker, its result (or the exception it raised) back here.
 
-        Raises :class:`PoolBusy` at once when every worker is busy and the queue is full,
-        :class:`JobTimeout` when the job runs more than ``budget`` seconds (wall clock, from
-        the moment a worker takes it), :class:`WorkerLost` if its worker dies, and
+        The budget is the caller's, a wait for a busy worker included: no answer comes later
+        than ``budget`` plus ``WAIT_SLACK`` seconds (wall clock) after the call however busy
+        the pool. The job itself has its whole budget from the moment a worker takes it, and
+        its worker is stopped only past that: a job that waited, and would answer after the
+        caller's time, runs on to its end (or its budget) unanswered, so a busy pool does not
+        also lose workers. Not a wait for workers still starting, or none started yet: that
+        ends by itself.
+
+        Raises :class:`PoolBusy` at once when every worker is busy and the queue is full, and
+        when the wait for a worker left the job too little of its budget (a matter of load,
+        not of the job: asked again, it may well be answered); :class:`JobTimeout` when the job
+        runs past its whole budget, :class:`WorkerLost` if its worker dies, and
         :class:`PoolClosed` once the pool is stopped. ``job`` names it in the metrics. If the
         caller is cancelled, the job still ends within its budget and its worker is reused."""
         if self._closed:
@@ -192,10 +208,30 @@ class WorkPool:
             payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as err:  # a lambda, a local function, an open file...
             raise TypeError(f"{job} cannot be sent to a worker process: {err}") from err
-        worker = await self._acquire(job)
-        task = asyncio.ensure_future(self._execute(worker, job, payload, budget))
-        task.add_done_callback(_retrieve)
-        return await asyncio.shield(task)
+        loop = asyncio.get_running_loop()
+        # Workers all busy: the wait for one comes out of the caller's budget. (Not while
+        # workers are starting, or none started yet: that wait ends by itself.)
+        bounded = bool(self.pids()) and not self.starting() and not self._idle
+        answer_by = loop.time() + budget + WAIT_SLACK if bounded else None
+        task: asyncio.Future[Any] | None = None
+        try:
+            async with asyncio.timeout_at(answer_by) as late:
+                worker = await self._acquire(job)
+                # The job's own budget runs from here: past it, and only then, its worker is
+                # stopped (a worker is not killed because the pool was busy).
+                task = asyncio.ensure_future(self._execute(worker, job, payload, budget))
+                task.add_done_callback(_retrieve)
+                return cast(T, await asyncio.shield(task))
+        except TimeoutError:
+            if not late.expired():
+                raise  # the job's own TimeoutError
+            if task is None:
+                self.metrics.jobs.labels(job, "busy").inc()
+                raise PoolBusy(f"no worker was free within the {budget:g} s budget") from None
+            raise PoolBusy(
+                f"the wait for a worker left {job} too little of its {budget:g} s budget "
+                "(it ends in its worker, unanswered)"
+            ) from None
 
     async def stop(self, grace: float = 2.0) -> None:
         """Refuse new jobs, fail the waiting ones, end every worker (a busy one at once, an idle
@@ -243,7 +279,7 @@ class WorkPool:
         ours, theirs = socket.socketpair()
         process = self._context.Process(
             target=_serve,
-            args=(theirs, self._initializer, os.getpid()),
+            args=(theirs, self._initializer, os.getpid(), self.niceness),
             name="workpool-worker",
             daemon=True,
         )
@@ -367,8 +403,7 @@ class WorkPool:
             self._gauges()
             return worker
         # A worker still starting is not busy: the job it will take waits beyond the queue.
-        starting = sum(1 for w in self._workers if not w.busy and w not in self._idle)
-        if self.waiting() >= self.queue + starting:
+        if self.waiting() >= self.queue + self.starting():
             self.metrics.jobs.labels(job, "busy").inc()
             raise PoolBusy(
                 f"all {self.size} workers are busy and {self.queue} jobs wait already; "
@@ -461,10 +496,16 @@ async def _receive(reader: asyncio.StreamReader) -> bytes:
 # --- the worker process --------------------------------------------------------------------
 
 
-def _serve(sock: socket.socket, initializer: Callable[[], object] | None, parent: int) -> None:
+def _serve(
+    sock: socket.socket, initializer: Callable[[], object] | None, parent: int, niceness: int
+) -> None:
     """A worker's life: set up, say it is ready, then run one job after another until its
-    socket closes."""
+    socket closes. A worker runs ``niceness`` below its parent's CPU priority: when the cores
+    are short, the parent's event loop (every other request) goes first and the jobs wait."""
     _die_with_parent(parent)
+    if niceness > 0:
+        with contextlib.suppress(OSError):  # a platform without priorities runs it as it is
+            os.nice(niceness)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     if initializer is not None:
         initializer()

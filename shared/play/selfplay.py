@@ -38,6 +38,7 @@ from shared.core.events import (
     to_data,
 )
 from shared.core.evolve import evolve, fold
+from shared.core.gameview import SEAT_VIEW_KEYS, VIEW_KEYS
 from shared.core.melds import readings
 from shared.core.shuffle import commitment
 from shared.core.state import GameState
@@ -88,36 +89,16 @@ def check_table(state: GameState) -> str | None:
     return None
 
 
-VIEW_KEYS = {
-    "game_id",
-    "version",
-    "status",
-    "rules",
-    "round",
-    "turn",
-    "you",
-    "table",
-    "seats",
-    "stock",
-    "discard",
-    "discard_count",
-    "reshuffles",
-    "last_round",
-    "winner",
-    "seed",
-}
-
-
 def check_views(state: GameState) -> str | None:
     """A seat's view holds exactly its own hand; the spectator's none; no view holds the stock
     order or the seed before the end."""
     if not state.hands:
         return None
-    if set(view_json(state, None)) != VIEW_KEYS:
+    if view_json(state, None).keys() != VIEW_KEYS:
         return "the spectator view has unexpected fields"
     for seat in range(state.seats):
         view = view_json(state, seat)
-        if set(view) != VIEW_KEYS | {"hand"}:
+        if view.keys() != SEAT_VIEW_KEYS:
             return f"seat {seat}'s view has unexpected fields"
         if view["hand"] != cards_str(sorted(state.hands[seat])):
             return f"seat {seat}'s view does not hold its own hand"

@@ -17,9 +17,10 @@ from shared.audit.record import (
     loads,
     parse_record,
 )
+from shared.audit.verify import audit_record
 from shared.infra.chain import chain, compute_hash, verify_chain
 from shared.infra.codec import Upcasters
-from shared.infra.stored import GENESIS_HASH, NewEvent
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 from tests.audit.games import Game
 
 
@@ -141,16 +142,54 @@ def test_an_empty_or_eventless_record_is_refused(game: Game) -> None:
         build_record([replace(game.events[1], version=1)])
 
 
-def test_the_documented_check_by_hand_works(tmp_path: Path, game: Game) -> None:
+def _salted(game: Game) -> list[StoredEvent]:
+    """The game's log as the referee writes it now: every event salted by the seed."""
+    out: list[StoredEvent] = []
+    prev = GENESIS_HASH
+    for e in game.events:
+        new = NewEvent(e.type, e.data, e.schema, e.actor)
+        out += chain(e.game_id, [new], e.version, prev, e.command_id, e.time, game.seed)
+        prev = out[-1].hash
+    return out
+
+
+@pytest.mark.parametrize("salted", [False, True])
+def test_the_documented_check_by_hand_works(tmp_path: Path, game: Game, salted: bool) -> None:
     """docs/record-format.md shows how to recompute every hash with json, hashlib and msgpack
-    only: run that snippet on a record (and on a tampered one, where it must fail)."""
+    only: run that snippet on a record, salted or not (and on a tampered one, where it must
+    fail)."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "record-format.md").read_text()
     snippet = doc.split("```python\n", 1)[1].split("```", 1)[0]
     good = tmp_path / "game.rrec"
-    good.write_text(dumps(build_record(game.events, exported=0.0)))
+    events = _salted(game) if salted else game.events
+    assert all((e.salt is not None) == salted for e in events)
+    good.write_text(dumps(build_record(events, exported=0.0)))
+    if salted:
+        assert '"salt":"' in good.read_text()
+        assert audit_record(loads(good.read_text())).ok
     exec(snippet.replace('"game.rrec"', repr(str(good))), {})
     lines = good.read_text().splitlines()
     lines[9] = lines[9].replace('"actor":"', '"actor":"x', 1)
     good.write_text("\n".join(lines))
     with pytest.raises(AssertionError):
         exec(snippet.replace('"game.rrec"', repr(str(good))), {})
+
+
+def test_salts_not_made_from_the_revealed_seed_fail_the_seed_check(game: Game) -> None:
+    """Once the seed is out, anyone can check every salt: one made otherwise (with the chain
+    recomputed around it, so only this check can catch it) fails ``seed`` at its version."""
+    salted = _salted(game)
+    audit = audit_record(build_record(salted, exported=0.0))
+    assert audit.ok and "salt(s) made from it" in audit.verdict("seed").message
+    assert f"{len(salted)} event salt(s)" in audit.verdict("seed").message
+    other = b"\x01" * 32
+    forged: list[StoredEvent] = []
+    prev = GENESIS_HASH
+    for e in salted:
+        key = other if e.version == 5 else game.seed
+        new = NewEvent(e.type, e.data, e.schema, e.actor)
+        forged += chain(e.game_id, [new], e.version, prev, e.command_id, e.time, key)
+        prev = forged[-1].hash
+    verdict = audit_record(build_record(forged, exported=0.0)).verdict("seed")
+    assert verdict.status == "failed" and verdict.version == 5, verdict
+    assert "salt of version 5" in verdict.message

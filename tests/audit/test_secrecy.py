@@ -219,9 +219,11 @@ def test_a_live_replay_hides_the_ids_of_other_seats_commands(game: Game) -> None
     assert all(c["command_id"] is not None for c in after["commands"])
 
 
-def _as_served(game: Game) -> list[StoredEvent]:
+def _as_served(game: Game, salted: bool = True) -> list[StoredEvent]:
     """The game's log with the envelopes the services write: a timeout's command id and actor
-    are the referee's (``timeout:<turn>``, ``timeout``), a seat's command id is random."""
+    are the referee's (``timeout:<turn>``, ``timeout``), a seat's command id is random, and the
+    referee salts every event with the game's seed (``test_timers`` checks that it does);
+    ``salted`` False: as logs were before salts."""
     out: list[StoredEvent] = []
     head = GENESIS_HASH
     stored = game.events
@@ -239,26 +241,17 @@ def _as_served(game: Game) -> list[StoredEvent]:
         else:
             command_id, actor = uuid.uuid4().hex, None
         new = [NewEvent(e.type, e.data, e.schema, actor or e.actor) for e in stored[index:end]]
-        out += chain(game.game_id, new, len(out) + 1, head, command_id, first.time)
+        key = game.seed if salted else None
+        out += chain(game.game_id, new, len(out) + 1, head, command_id, first.time, key)
         head = out[-1].hash
         index = end
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known leak, not fixed here: the chain's hash of a timeout's draw covers nothing "
-    "another seat cannot rebuild (the referee's command id and actor, the feed's time and "
-    "hashes), so its few cards can be guessed and tested; the data it hashes needs a secret of "
-    "its own (a salt from the seed, revealed with it)",
-)
-def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[Game]) -> None:
-    """Another seat's failed-turn draw after a timeout, guessed card by card against the hash
-    the feed shows with the envelope everyone can rebuild: never found."""
-    game = next(
-        g for g in games if g.report.state.rules.failed_turn_draw == 2 and g.report.timeouts
-    )
-    served = _as_served(game)
+def _guess_timeout_draws(game: Game, salted: bool) -> tuple[int, int]:
+    """Another seat's failed-turn draws after timeouts (up to 5), guessed card by card against
+    the hash the feed shows with the envelope everyone can rebuild: (tried, recovered)."""
+    served = _as_served(game, salted)
     line = timeline(served)
     kinds = sorted(set(deck(line.final.rules.jokers)))
     tried = recovered = 0
@@ -269,6 +262,7 @@ def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[G
         shown = event_for(stored, viewer, False)
         timed_out = event_for(served[index - 1], viewer, False)
         assert isinstance(shown["cards"], int)
+        assert "salt" not in shown and "salt" not in timed_out
         tried += 1
         for cards in itertools.product(kinds, repeat=shown["cards"]):
             data = {k: shown[k] for k in ("seat", "source", "penalty")} | {"cards": list(cards)}
@@ -288,5 +282,23 @@ def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[G
                 break
         if tried == 5:
             break
+    return tried, recovered
+
+
+def _timed_out_game(games: list[Game]) -> Game:
+    return next(
+        g for g in games if g.report.state.rules.failed_turn_draw == 2 and g.report.timeouts
+    )
+
+
+def test_an_unsalted_timeouts_draw_is_recovered_from_the_feeds_hashes(games: list[Game]) -> None:
+    """The attack the salt stops is real: without it every guessed draw is found."""
+    tried, recovered = _guess_timeout_draws(_timed_out_game(games), salted=False)
+    assert tried > 0 and recovered == tried
+
+
+def test_a_timeouts_draw_cannot_be_recovered_from_the_feeds_hashes(games: list[Game]) -> None:
+    """With the events salted by the secret seed, no guess matches."""
+    tried, recovered = _guess_timeout_draws(_timed_out_game(games), salted=True)
     assert tried > 0
     assert recovered == 0, f"{recovered} of {tried} hidden draws recovered"

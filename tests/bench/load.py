@@ -9,6 +9,12 @@ at the end. Everything it starts listens on loopback spare ports and is stopped 
 
     python tests/bench/load.py [--closed 10,50,200] [--open 100,300,1000] [--serve 50]
                                [--referees 2] [--duration 10] [--no-bare]
+                               [--rate 100 --live 100,1000,5000]
+
+``--rate R --live G1,G2,..``: the tail at a fixed rate. Each count of live games moves at R
+turns a second in all (each game every G/R seconds, open loop), so what grows from one row to
+the next is the number of games and sockets alive, not the work; the p99 of each is printed
+as a ratio of the first's, for the stack and for the bare pipeline at the same counts and rate.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from tests.ports import spare_port  # noqa: E402
 from tests.servers import RedisServer, url_ok, wait_until  # noqa: E402
 
 RUMMY = [sys.executable, "-m", "services.main"]
+BARE = "bare pipeline (no game logic)"
 
 
 def cpu_seconds(pids: list[int]) -> list[float]:
@@ -114,17 +121,60 @@ HEADER = (
 RULE = "|---|---|---|---|---|---|---|---|---|---|"
 
 
+SATURATION: dict[str, tuple[float, float]] = {}  # closed loop, by setup: (turns/s, CPU ms/turn)
+
+
 def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
     """Print one line of figures, and keep it as a row of the closing table."""
     lat = result["latency_ms"]
     rate = result.get("accepted_per_second", result.get("per_second"))
+    if mode == "closed":
+        parts = cpu_parts(result)
+        best = SATURATION.get(setup, (0.0, 0.0))
+        if rate > best[0]:
+            SATURATION[setup] = (rate, sum(parts) if parts else 0.0)
     errors = result.get("errors") or {}
     row = (
         f"| {setup} | {mode} | {size} | {rate:,.0f} | {lat['p50']:.1f} | {lat['p99']:.1f} "
         f"| {lat['max']:.1f} | {sum(errors.values())} | {rss} | {cpu(result)} |"
     )
     ROWS.append(row)
+    MEASURED.setdefault((setup, mode), []).append((size, rate, lat["p99"]))
     print(row, flush=True)
+    if frames := result.get("frames"):  # what the load tool's sockets received, by kind
+        each = ", ".join(f"{kind} {count:,}" for kind, count in sorted(frames.items()))
+        print(f"  frames: {each}; {result['frames_per_turn']} a turn")
+    if slowest := result.get("slowest"):  # (s into the run it was sent, ms it took)
+        print("  slowest (sent at s: ms):", ", ".join(f"{t:g}: {ms:g}" for t, ms in slowest))
+
+
+MEASURED: dict[tuple[str, str], list[tuple[int, float, float]]] = {}
+"""(setup, loop) -> (games, turns/s, p99 ms) of each run, for ``--plot``."""
+
+
+def plot() -> str:
+    """What the runs measured as a chart: turns a second and p99 by the number of games, a
+    line per setup and loop."""
+    from shared.pictures.chart import Panel, Series, chart
+
+    lines = [(f"{setup}, {mode}", points) for (setup, mode), points in MEASURED.items()]
+    return chart(
+        "Whole turns through the services",
+        [
+            Panel(
+                "Accepted turns a second",
+                "games",
+                "turns/s",
+                [Series(name, [(g, rate) for g, rate, _ in pts]) for name, pts in lines],
+            ),
+            Panel(
+                "Latency, p99",
+                "games",
+                "ms",
+                [Series(name, [(g, p99) for g, _, p99 in pts]) for name, pts in lines],
+            ),
+        ],
+    )
 
 
 def memory(result: dict) -> str:
@@ -132,13 +182,48 @@ def memory(result: dict) -> str:
     return " / ".join(str(round((v or 0) / 2**20)) for v in result["memory_bytes"].values())
 
 
-def cpu(result: dict) -> str:
+def cpu_parts(result: dict) -> list[float]:
     """CPU ms per accepted turn over the timed run: each service (in the order of the metrics
     URLs), Redis, the load tool; or, for the bare pipeline, front / worker / Redis / clients."""
     parts = result.get("cpu_ms")
     if parts is None and "cpu_ms_per_turn" in result:
         parts = [v or 0.0 for v in result["cpu_ms_per_turn"].values()]
+    return list(parts or [])
+
+
+def cpu(result: dict) -> str:
+    """The CPU per turn of each process and their sum, as a table cell."""
+    parts = cpu_parts(result)
     return " / ".join(f"{x:.2f}" for x in parts) + f" = {sum(parts):.2f}" if parts else ""
+
+
+def against_bare(setup: str) -> str:
+    """The stack's saturation and CPU per turn as ratios of the bare pipeline's, same run (the
+    highest closed-loop rate of each, and the CPU per turn of that run)."""
+    bare = SATURATION.get(BARE)
+    real = SATURATION.get(setup)
+    if not bare or not real or not bare[0] or not bare[1]:
+        return ""
+    return (
+        f"{setup} against the bare pipeline, same run: saturation {real[0]:,.0f} / "
+        f"{bare[0]:,.0f} turns/s = {real[0] / bare[0]:.2f}x (target >= 0.6x); CPU per turn "
+        f"{real[1]:.2f} / {bare[1]:.2f} ms = {real[1] / bare[1]:.2f}x (target <= 1.5x)"
+    )
+
+
+def tail_growth(loop: str) -> list[str]:
+    """For each setup run at the fixed rate: the p99 at each count of live games as a ratio of
+    the p99 at the first count (target: at most 2x from 100 to 5,000 games)."""
+    lines = []
+    for (setup, mode), points in MEASURED.items():
+        if mode != loop or len(points) < 2 or not points[0][2]:
+            continue
+        first = points[0]
+        ratios = ", ".join(
+            f"{games:,} games {p99:.1f} ms = {p99 / first[2]:.2f}x" for games, _, p99 in points
+        )
+        lines.append(f"{setup} at {loop}, p99 against {first[0]:,} live games: {ratios}")
+    return lines
 
 
 def sizes(text: str) -> list[int]:
@@ -153,6 +238,9 @@ def main() -> None:
     parser.add_argument("--referees", type=int, default=2)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--no-bare", action="store_true", help="skip the bare pipeline")
+    parser.add_argument("--plot", type=Path, help="also draw the figures as an SVG chart here")
+    parser.add_argument("--rate", type=float, default=100.0, help="turns/s in all, for --live")
+    parser.add_argument("--live", default="", help="live game counts at the fixed --rate")
     args = parser.parse_args()
     base = {
         **os.environ,
@@ -163,8 +251,11 @@ def main() -> None:
         "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
         "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
         "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+        "RUMMY_LIMIT_READ_PER_SECOND": "0",
         "RUMMY_LIMIT_SYNC_PER_MINUTE": "0",
-        "PYTHONPATH": str(ROOT),
+        "RUMMY_SOCKETS_PER_ADDRESS": "100000",  # two sockets a game, all from one address
+        # The tree first; what the caller's path adds (a profiling hook) after it.
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
     }
     print(HEADER, RULE, sep="\n", flush=True)
     with redis_server() as redis_url:
@@ -190,22 +281,34 @@ def main() -> None:
             for games in sizes(args.open):
                 result = loadtest(url, games, args.duration, 1.0, metrics, redis_url)
                 show(setup, "open 1/s", games, result, memory(result))
+            for games in sizes(args.live):
+                pace = games / args.rate
+                result = loadtest(url, games, args.duration, pace, metrics, redis_url)
+                show(setup, f"{args.rate:g} turns/s", games, result, memory(result))
         if not args.no_bare:
             from tests.bench.bare import measure
 
             for games in sizes(args.closed)[-1:]:
                 show(
-                    "bare pipeline (no game logic)",
+                    BARE,
                     "closed",
                     games,
                     measure(redis_url, games, args.duration, None, REDIS_PID),
                 )
             for games in sizes(args.open)[-1:]:
                 show(
-                    "bare pipeline (no game logic)",
+                    BARE,
                     "open 1/s",
                     games,
                     measure(redis_url, games, args.duration, 1.0, REDIS_PID),
+                )
+            for games in sizes(args.live):
+                pace = games / args.rate
+                show(
+                    BARE,
+                    f"{args.rate:g} turns/s",
+                    games,
+                    measure(redis_url, games, args.duration, pace, REDIS_PID),
                 )
 
     port = spare_port()
@@ -219,6 +322,12 @@ def main() -> None:
                 "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
             )
     print("\n".join(["", HEADER, RULE, *ROWS]))
+    if summary := against_bare(setup):
+        print(f"\n{summary}")
+    for line in tail_growth(f"{args.rate:g} turns/s"):
+        print(line)
+    if args.plot is not None:
+        args.plot.write_text(plot())
 
 
 if __name__ == "__main__":

@@ -230,14 +230,15 @@ def test_the_client_is_served_with_its_files_and_the_rules(server: Server) -> No
     assert '<script type="module" src="/web/js/main.js">' in page
     assert "/api/games" in page  # the API is named for readers without JavaScript
     assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
-    for name in ("js/main.js", "js/game.js", "js/drag.js", "js/draft.js", "js/replay.js"):
+    for name in ("js/main.js", "js/game.js", "js/table.js", "js/hand.js", "js/turn.js"):
         status, body, headers = server.call("GET", f"/web/{name}")
         assert status == 200 and headers["Content-Type"].startswith("text/javascript"), name
         assert "export" in body or "import" in body
-    status, _, headers = server.call("GET", "/web/app.css")
+    status, _, headers = server.call("GET", "/web/css/base.css")
     assert status == 200 and headers["Content-Type"].startswith("text/css")
     etag = headers["ETag"]
-    request = urllib.request.Request(f"{server.url}/web/app.css", headers={"If-None-Match": etag})
+    base = f"{server.url}/web/css/base.css"
+    request = urllib.request.Request(base, headers={"If-None-Match": etag})
     with pytest.raises(urllib.error.HTTPError) as revalidated:
         urllib.request.urlopen(request, timeout=5)
     assert revalidated.value.code == 304  # not modified: the browser keeps its copy

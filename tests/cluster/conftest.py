@@ -1,6 +1,8 @@
-"""A real Redis Cluster on loopback for the cluster tests: three masters (no replicas), each a
-``redis-server --cluster-enabled yes`` on a spare port with its files in a temporary directory,
-assembled with ``redis-cli --cluster create``. Stopped (and its files removed) at the end.
+"""A real Redis Cluster on loopback for the cluster tests: three masters (``cluster``: no
+replicas; ``replicated_cluster``: each with a replica, the append-only file on and a short
+``cluster-node-timeout``, for failovers), each node a ``redis-server --cluster-enabled yes`` on a
+spare port with its files in a temporary directory, assembled with ``redis-cli --cluster
+create``. Stopped (and its files removed) at the end.
 
 Skipped, saying why, only when ``redis-server`` or ``redis-cli`` is not on the PATH (``.ci/run``
 installs both).
@@ -19,7 +21,8 @@ import redis
 
 from tests.servers import START_TIMEOUT, RedisServer, redis_server_binary, wait_until
 
-NODES = 3
+NODES = 3  # masters
+FAILOVER_NODE_TIMEOUT_MS = 2000  # the replicated cluster's: a dead master's replica takes over
 
 
 @dataclass
@@ -27,6 +30,7 @@ class Cluster:
     """The running cluster: its nodes' ports and how to ask each one directly."""
 
     nodes: list[RedisServer]
+    replicas: int = 0  # per master
 
     @property
     def ports(self) -> list[int]:
@@ -41,9 +45,10 @@ class Cluster:
         """A plain (non-cluster) client of one node: it sees MOVED instead of following it."""
         return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
 
-    def slot_owners(self) -> dict[int, int]:
-        """Slot -> the port of the master that serves it (from CLUSTER SLOTS)."""
-        with self.node(self.ports[0]) as node:
+    def slot_owners(self, port: int | None = None) -> dict[int, int]:
+        """Slot -> the port of the master that serves it (from CLUSTER SLOTS, asked of ``port``:
+        by default the first node)."""
+        with self.node(self.ports[0] if port is None else port) as node:
             ranges = node.execute_command("CLUSTER", "SLOTS")
         owners: dict[int, int] = {}
         for start, end, master, *_ in _slot_ranges(ranges):
@@ -54,6 +59,13 @@ class Cluster:
     def keyslot(self, key: str) -> int:
         with self.node(self.ports[0]) as node:
             return int(node.execute_command("CLUSTER", "KEYSLOT", key))
+
+    def masters(self) -> list[int]:
+        """The ports of the nodes that serve slots now (a promoted replica among them)."""
+        return sorted(set(self.slot_owners().values()))
+
+    def server(self, port: int) -> RedisServer:
+        return next(node for node in self.nodes if node.port == port)
 
     def node_id(self, port: int) -> str:
         with self.node(port) as node:
@@ -78,18 +90,38 @@ def _slot_ranges(reply: object) -> list[tuple[int, int, int]]:
     return out
 
 
-def cluster_ok(port: int) -> bool:
-    """Whether a node says cluster_state:ok and knows all the masters."""
+def cluster_info(port: int) -> str:
+    """A node's CLUSTER INFO as text (``name:value`` lines)."""
     with redis.Redis(host="127.0.0.1", port=port, socket_timeout=2) as node:
         info = node.execute_command("CLUSTER", "INFO")
-        text = info.decode() if isinstance(info, bytes) else str(info)
         if isinstance(info, dict):
-            text = "\n".join(f"{k}:{v}" for k, v in info.items())
-        return "cluster_state:ok" in text and f"cluster_known_nodes:{NODES}" in text
+            return "\n".join(f"{k}:{v}" for k, v in info.items())
+        return info.decode() if isinstance(info, bytes) else str(info)
 
 
-def start_cluster(workdir: Path) -> Cluster:
-    """Start ``NODES`` masters, assemble them, wait until every node says ok."""
+def cluster_ok(port: int, nodes: int = NODES) -> bool:
+    """Whether a node says cluster_state:ok and knows all ``nodes`` nodes."""
+    text = cluster_info(port)
+    return "cluster_state:ok" in text and f"cluster_known_nodes:{nodes}" in text
+
+
+def replicas_in_sync(cluster: Cluster) -> bool:
+    """Whether every master has its replicas attached and caught up (``master_link_status:up``
+    on each replica): only then does a replica hold what its master acknowledged."""
+    up = 0
+    for port in cluster.ports:
+        with cluster.node(port) as node:
+            info = node.info("replication")
+        if info.get("role") == "slave" and info.get("master_link_status") == "up":
+            up += 1
+    return up == NODES * cluster.replicas
+
+
+def start_cluster(
+    workdir: Path, replicas: int = 0, aof: bool = False, node_timeout: int = 5000
+) -> Cluster:
+    """Start ``NODES`` masters (and ``replicas`` replicas of each), assemble them, wait until
+    every node says ok (and every replica is in sync)."""
     cli = shutil.which("redis-cli")
     if cli is None:
         pytest.skip(
@@ -97,9 +129,17 @@ def start_cluster(workdir: Path) -> Cluster:
             "(Debian package redis-server; .ci/run installs it)"
         )
     binary = redis_server_binary("a real Redis Cluster is made of redis-server nodes")
-    cluster = Cluster([])
-    while len(cluster.nodes) < NODES:
-        node = RedisServer(workdir, cluster=True, binary=binary)
+    cluster = Cluster([], replicas)
+    total = NODES * (1 + replicas)
+    while len(cluster.nodes) < total:
+        node = RedisServer(
+            workdir / f"node-{len(cluster.nodes)}",
+            aof=aof,
+            fsync="everysec",
+            cluster=True,
+            binary=binary,
+            node_timeout=node_timeout,
+        )
         if node.port not in cluster.ports:
             cluster.nodes.append(node)
     try:
@@ -114,7 +154,7 @@ def start_cluster(workdir: Path) -> Cluster:
                 "create",
                 *(f"127.0.0.1:{p}" for p in cluster.ports),
                 "--cluster-replicas",
-                "0",
+                str(replicas),
                 "--cluster-yes",
             ],
             capture_output=True,
@@ -126,9 +166,14 @@ def start_cluster(workdir: Path) -> Cluster:
                 f"redis-cli --cluster create failed:\n{created.stdout}{created.stderr}"
             )
         wait_until(
-            lambda: all(cluster_ok(p) for p in cluster.ports),
+            lambda: all(cluster_ok(p, total) for p in cluster.ports),
             START_TIMEOUT,
             message="the Redis Cluster did not reach cluster_state:ok",
+        )
+        wait_until(
+            lambda: replicas_in_sync(cluster),
+            START_TIMEOUT,
+            message="the replicas did not sync with their masters",
         )
         return cluster
     except BaseException:
@@ -145,6 +190,22 @@ def stop_cluster(cluster: Cluster) -> None:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """Three masters on loopback, for this module; stopped at its end."""
     started = start_cluster(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        yield started
+    finally:
+        stop_cluster(started)
+
+
+@pytest.fixture(scope="module")
+def replicated_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Three masters with a replica each (AOF on, ``cluster-node-timeout`` 2000 ms), for this
+    module; every node stopped at its end (a killed one too)."""
+    started = start_cluster(
+        tmp_path_factory.mktemp("redis-cluster-replicated"),
+        replicas=1,
+        aof=True,
+        node_timeout=FAILOVER_NODE_TIMEOUT_MS,
+    )
     try:
         yield started
     finally:

@@ -32,8 +32,7 @@ import aiohttp
 import pytest
 from redis.exceptions import ClusterCrossSlotError, MovedError, RedisClusterException
 
-from shared.core.cards import card_str
-from shared.core.commands import Discard, Draw, End, Pass, Play
+from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra.chain import verify_chain
@@ -64,12 +63,13 @@ class Stack:
     prefix: str
     tmp: Path
     processes: list[Process] = field(default_factory=list)
+    url: str = ""  # REDIS_URL (seeds); empty: the cluster's first node
 
     def start(self, command: str, name: str) -> Process:
         port = spare_port()
         env = {
             **os.environ,
-            "REDIS_URL": self.cluster.url,
+            "REDIS_URL": self.url or self.cluster.url,
             "RUMMY_REDIS_CLUSTER": "true",
             "RUMMY_PREFIX": self.prefix,
             "RUMMY_PARTITIONS": str(PARTITIONS),
@@ -86,6 +86,7 @@ class Stack:
             "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
             "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
             "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+            "RUMMY_LIMIT_READ_PER_SECOND": "0",
             "PYTHONUNBUFFERED": "1",
         }
         args = [sys.executable, "-m", "services.main", command]
@@ -146,20 +147,6 @@ def stack(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 # --- a client of the public API, with bots ----------------------------------------------------
-
-
-def command_body(command: Any) -> dict[str, Any]:
-    if isinstance(command, Play):
-        return {"type": "play", "layout": [[card_str(c) for c in m] for m in command.layout]}
-    if isinstance(command, Draw):
-        return {"type": "draw", "source": command.source}
-    if isinstance(command, Discard):
-        return {"type": "discard", "card": card_str(command.card)}
-    if isinstance(command, End):
-        return {"type": "end"}
-    if isinstance(command, Pass):
-        return {"type": "pass"}
-    raise TypeError(command)
 
 
 class Api:
@@ -236,7 +223,9 @@ async def play(api: Api, game_id: str, tokens: list[str], bots: list[str], seed:
         if view["turn"] is None or view["turn"]["seat"] != seat:
             continue
         rules = rule_set(view["rules"]["name"], view["rules"]["options"])
-        body = command_body(players[seat].choose(seat_view_from_json(view, rules), rng))
+        body = command_json(
+            players[seat].choose(seat_view_from_json(view, rules), rng), with_seat=False
+        )
         body["id"] = uuid.uuid4().hex
         for _attempt in range(5):
             status, answer = await api.call(

@@ -20,15 +20,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from services.archiver.main import DEFAULT_PORT as ARCHIVER_PORT
+from services.bots.main import DEFAULT_PORT as BOTS_PORT
 from services.gateway.main import DEFAULT_PORT as GATEWAY_PORT
 from services.main import build_parser
 from services.referee.main import DEFAULT_PORT as REFEREE_PORT
 from services.scoring.main import DEFAULT_PORT as SCORING_PORT
+from services.tournament.main import DEFAULT_PORT as TOURNAMENTS_PORT
 from shared.infra.settings import ENV_NAMES, Settings, SettingsError
 from tests.deploy.kustomize import Resource, pod_spec, split_image
 
 IMAGE = "robbers-rummy"  # the project's image (any registry, any tag)
-PROCESSES = {"gateway": GATEWAY_PORT, "referee": REFEREE_PORT, "scoring": SCORING_PORT}
+PROCESSES = {
+    "gateway": GATEWAY_PORT,
+    "referee": REFEREE_PORT,
+    "scoring": SCORING_PORT,
+    "archiver": ARCHIVER_PORT,
+    "bots": BOTS_PORT,
+    "tournaments": TOURNAMENTS_PORT,
+}
 LIVENESS, READINESS = "/healthz", "/readyz"
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet")
 PLACEHOLDER_URL = "redis://from-a-secret:6379/0"
@@ -57,7 +67,14 @@ def service_routes() -> dict[str, set[str]]:
     health = web.Application()
     health_routes(health, CollectorRegistry(), ready)
     gateway = make_app(fakeredis.aioredis.FakeRedis(), Settings())
-    return {"gateway": paths(gateway), "referee": paths(health), "scoring": paths(health)}
+    return {
+        "gateway": paths(gateway),
+        "referee": paths(health),
+        "scoring": paths(health),
+        "archiver": paths(health),
+        "bots": paths(health),
+        "tournaments": paths(health),
+    }
 
 
 # --- one rummy process as a manifest or the compose file describes it -------------------------

@@ -20,7 +20,9 @@ KUSTOMIZATIONS = {
     "base": K8S / "base",
     "dev": K8S / "overlays" / "dev",
     "prod": K8S / "overlays" / "prod",
+    "monitoring": K8S / "monitoring",  # the Prometheus Operator's kinds, applied on their own
 }
+SERVICE = ("base", "dev", "prod")  # the renderings that run the service
 RENDERER = "kubectl kustomize" if shutil.which("kubectl") else "the in-test renderer"
 
 _rendered: dict[str, list[Resource]] = {}

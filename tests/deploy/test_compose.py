@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.deploy import checks
+from tests.deploy import checks, operations
 from tests.deploy.conftest import ROOT, compose, dockerfile, rendered
 
 
@@ -41,16 +41,41 @@ def test_the_compose_file_passes_what_no_schema_checks(routes: dict[str, set[str
     assert checks.check_compose(compose(), routes) == []
 
 
-def test_the_compose_stack_is_redis_a_gateway_two_referees_and_scoring() -> None:
+def test_the_compose_file_pins_its_images() -> None:
+    assert operations.check_compose_images(compose()) == []
+    broken = compose()
+    broken["services"]["redis"]["image"] = "redis:7"
+    broken["services"]["gateway"]["image"] = "robbers-rummy"
+    problems = operations.check_compose_images(broken)
+    assert any("redis: image 'redis:7'" in p for p in problems), problems
+    assert any("gateway: image 'robbers-rummy' has no tag" in p for p in problems), problems
+
+
+def test_the_compose_stack_is_redis_a_gateway_two_referees_scoring_bots_and_tournaments() -> None:
     services = compose()["services"]
     processes = checks.compose_processes(compose())
     assert {n: p.subcommand for n, p in processes.items()} == {
         "gateway": "gateway",
         "referee": "referee",
         "scoring": "scoring",
+        "archiver": "archiver",
+        "bots": "bots",
+        "tournaments": "tournaments",
     }
     assert services["referee"]["deploy"]["replicas"] == 2
-    assert set(services) == {"redis", "gateway", "referee", "scoring"}
+    assert set(services) == {
+        "redis",
+        "gateway",
+        "referee",
+        "scoring",
+        "bots",
+        "tournaments",
+        "postgres",
+        "archiver",
+    }
+    # The archive's data is on a volume, and the archiver waits for the database.
+    assert "archive-data:/var/lib/postgresql/data" in services["postgres"]["volumes"]
+    assert services["archiver"]["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
 @pytest.mark.parametrize(

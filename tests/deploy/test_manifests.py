@@ -5,8 +5,9 @@ Rendering: ``kubectl kustomize`` when kubectl is on the PATH, else the small ren
 all the overlays use); where kubectl exists the two are compared.
 
 Schemas: ``kubernetes-validate`` with the schemas it ships, for Kubernetes ``K8S_VERSION``,
-strict (an unknown field is an error). Then the checks no schema makes (``checks.py``), each
-also run over a broken copy to show that it catches what it is for.
+strict (an unknown field is an error); the Prometheus Operator's kinds against our own schemas
+(``crds.py``). Then the checks no schema makes (``checks.py``, ``operations.py``), each also run
+over a broken copy to show that it catches what it is for.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from tests.deploy import checks
-from tests.deploy.conftest import K8S, KUSTOMIZATIONS, RENDERER, rendered, rendered_here
+from tests.deploy import checks, crds, operations
+from tests.deploy.conftest import K8S, KUSTOMIZATIONS, RENDERER, SERVICE, rendered, rendered_here
 from tests.deploy.kustomize import (
     Resource,
     Unsupported,
     load_kustomization,
+    pod_spec,
     render_here,
     render_with_kubectl,
     without_hash_suffixes,
@@ -36,6 +38,9 @@ K8S_VERSION = "1.32.0"
 def schema_problems(resources: list[Resource]) -> list[str]:
     problems = []
     for resource in resources:
+        if crds.is_ours(resource):
+            problems += crds.problems(resource)
+            continue
         try:
             kubernetes_validate.validate(resource, K8S_VERSION, strict=True)
         except kubernetes_validate.ValidationError as err:
@@ -56,9 +61,13 @@ def test_every_resource_matches_the_kubernetes_schema(name: str) -> None:
     assert schema_problems(resources) == []
 
 
+def every_problem(resources: list[Resource], routes: dict[str, set[str]]) -> list[str]:
+    return checks.check_k8s(resources, routes) + operations.check_operations(resources, routes)
+
+
 @pytest.mark.parametrize("name", sorted(KUSTOMIZATIONS))
 def test_what_no_schema_checks(name: str, routes: dict[str, set[str]]) -> None:
-    assert checks.check_k8s(rendered(name), routes) == []
+    assert every_problem(rendered(name), routes) == []
 
 
 def test_every_manifest_file_is_rendered_by_a_kustomization() -> None:
@@ -125,7 +134,9 @@ def test_base_and_dev_run_redis_with_an_append_only_file_on_a_volume() -> None:
     for name in ("base", "dev"):
         resources = by_name(rendered(name))
         redis = resources["StatefulSet/redis"]
-        (container,) = redis["spec"]["template"]["spec"]["containers"]
+        (container,) = [
+            c for c in redis["spec"]["template"]["spec"]["containers"] if c["name"] == "redis"
+        ]
         command = container["command"]
         assert command[command.index("--appendonly") + 1] == "yes"
         assert command[command.index("--appendfsync") + 1] in ("everysec", "always")
@@ -141,7 +152,7 @@ def test_prod_uses_an_external_redis_cluster_from_a_secret() -> None:
     kinds = {r["kind"] for r in resources}
     assert "StatefulSet" not in kinds and "Service/redis" not in by_name(resources)
     processes = checks.k8s_processes(resources)
-    assert len(processes) == 3
+    assert len(processes) == 6  # gateway, referee, scoring, bots, archiver, tournaments
     for process in processes:
         assert process.env["REDIS_URL"] == checks.PLACEHOLDER_URL  # from the Secret
         assert process.env["RUMMY_REDIS_CLUSTER"] == "true"
@@ -154,9 +165,36 @@ def test_prod_uses_an_external_redis_cluster_from_a_secret() -> None:
             }, workload
 
 
+def test_prod_reads_the_archive_s_url_from_a_secret() -> None:
+    resources = rendered("prod")
+    assert not [r for r in resources if r["metadata"]["name"] == "postgres"]
+    readers = 0
+    for workload, spec in checks.workloads(resources):
+        for container in spec["containers"]:
+            urls = [e for e in container["env"] if e["name"] == "RUMMY_ARCHIVE_URL"]
+            if urls:
+                readers += 1
+                assert urls == [
+                    {
+                        "name": "RUMMY_ARCHIVE_URL",
+                        "valueFrom": {"secretKeyRef": {"name": "rummy-archive", "key": "url"}},
+                    }
+                ], workload
+    assert readers == 3  # the gateway, the archiver and the tournaments
+    dev = by_name(rendered("dev"))
+    assert dev["StatefulSet/postgres"]["spec"]["volumeClaimTemplates"]
+    assert "Deployment/archiver" in dev
+
+
 def test_prod_runs_more_of_everything_than_dev() -> None:
     dev, prod = by_name(rendered("dev")), by_name(rendered("prod"))
-    for name in ("Deployment/gateway", "Deployment/referee", "Deployment/scoring"):
+    for name in (
+        "Deployment/gateway",
+        "Deployment/referee",
+        "Deployment/scoring",
+        "Deployment/bots",
+        "Deployment/tournaments",
+    ):
         assert checks.min_replicas(list(prod.values()), prod[name]) > checks.min_replicas(
             list(dev.values()), dev[name]
         )
@@ -165,7 +203,7 @@ def test_prod_runs_more_of_everything_than_dev() -> None:
 
 
 def test_every_process_of_every_rendering_runs_the_one_image() -> None:
-    for name in KUSTOMIZATIONS:
+    for name in SERVICE:
         images = {
             c["image"]
             for _, spec in checks.workloads(rendered(name))
@@ -193,6 +231,21 @@ def config(resources: list[Resource]) -> dict[str, str]:
 
 def set_env(c: dict[str, Any], name: str, value: str) -> None:
     c["env"] = [e for e in c.get("env", []) if e["name"] != name] + [{"name": name, "value": value}]
+
+
+def drop_kind(resources: list[Resource], kind: str) -> None:
+    resources[:] = [r for r in resources if r["kind"] != kind]
+
+
+def pod(resources: list[Resource], workload: str) -> dict[str, Any]:
+    spec = pod_spec(by_name(resources)[workload])
+    assert spec is not None
+    return spec
+
+
+def ingress_paths(resources: list[Resource]) -> list[dict[str, Any]]:
+    (rule,) = by_name(resources)["Ingress/gateway"]["spec"]["rules"]
+    return rule["http"]["paths"]  # type: ignore[no-any-return]
 
 
 Mutation = Callable[[list[Resource]], None]
@@ -474,6 +527,142 @@ BROKEN: dict[str, tuple[str, Mutation, str]] = {
         ],
         "comes from an optional Secret key",
     ),
+    # operations.py
+    "an image without a tag": (
+        "base",
+        lambda r: container(r, "StatefulSet/redis", "exporter").update(
+            image="oliver006/redis_exporter"
+        ),
+        "has no tag (that is :latest)",
+    ),
+    "the project's image on latest": (
+        "prod",
+        lambda r: container(r, "Deployment/referee").update(
+            image="registry.example.com/robbers-rummy:latest"
+        ),
+        "the tag 'latest' is not a release's own",
+    ),
+    "a moving minor tag": (
+        "dev",
+        lambda r: container(r, "StatefulSet/redis").update(image="redis:7.2"),
+        "the tag '7.2' is not a release's own",
+    ),
+    "a Deployment that does not spread": (
+        "prod",
+        lambda r: pod(r, "Deployment/referee").pop("topologySpreadConstraints"),
+        "Deployment/referee: no topology spread constraint or pod anti-affinity",
+    ),
+    "a spread counting another workload's pods": (
+        "base",
+        lambda r: pod(r, "Deployment/scoring")["topologySpreadConstraints"][0]["labelSelector"][
+            "matchLabels"
+        ].update({"app.kubernetes.io/component": "gateway"}),
+        "Deployment/scoring: no topology spread constraint or pod anti-affinity",
+    ),
+    "a spread over zones only": (
+        "dev",
+        lambda r: pod(r, "Deployment/gateway")["topologySpreadConstraints"].pop(0),
+        "Deployment/gateway: no topology spread constraint or pod anti-affinity",
+    ),
+    "prod without network policies": (
+        "prod",
+        lambda r: drop_kind(r, "NetworkPolicy"),
+        "no NetworkPolicy denies all ingress and egress by default",
+    ),
+    "no default deny": (
+        "base",
+        lambda r: r.remove(by_name(r)["NetworkPolicy/default-deny"]),
+        "no NetworkPolicy denies all ingress and egress by default",
+    ),
+    "the gateway closed to the ingress": (
+        "prod",
+        lambda r: r.remove(by_name(r)["NetworkPolicy/gateway-ingress"]),
+        "Deployment/gateway container gateway: port 8080 is not open to the ingress",
+    ),
+    "a metrics port closed": (
+        "base",
+        lambda r: by_name(r)["NetworkPolicy/metrics-scrape"]["spec"]["ingress"][0]["ports"].pop(1),
+        "Deployment/referee container referee: no policy lets anything reach port 9101",
+    ),
+    "no DNS": (
+        "dev",
+        lambda r: r.remove(by_name(r)["NetworkPolicy/dns-egress"]),
+        "no DNS (UDP 53) out",
+    ),
+    "no way out to the managed Redis": (
+        "prod",
+        lambda r: by_name(r)["NetworkPolicy/redis-egress"]["spec"]["egress"][0].update(
+            ports=[{"port": 6380}]
+        ),
+        "may not reach an external Redis on 6379",
+    ),
+    "no way out to the in-cluster Redis": (
+        "base",
+        lambda r: by_name(r)["NetworkPolicy/redis-egress"]["spec"]["egress"][0]["to"][0][
+            "podSelector"
+        ]["matchLabels"].update({"app.kubernetes.io/component": "cache"}),
+        "may not reach the in-cluster Redis on 6379",
+    ),
+    "the in-cluster Redis closed to the processes": (
+        "dev",
+        lambda r: by_name(r)["NetworkPolicy/redis"]["spec"]["ingress"][0].update(
+            ports=[{"port": 6380}]
+        ),
+        "the in-cluster Redis does not let it in on 6379",
+    ),
+    "an Ingress making /metrics public": (
+        "prod",
+        lambda r: ingress_paths(r)[0].update(pathType="Prefix"),
+        "makes ['/healthz', '/metrics', '/readyz'] public",
+    ),
+    "an Ingress path the gateway does not serve": (
+        "prod",
+        lambda r: ingress_paths(r)[1].update(path="/apis"),
+        "/apis (Prefix) reaches no route of the gateway",
+    ),
+    "an Ingress to a port the Service lacks": (
+        "prod",
+        lambda r: ingress_paths(r)[2]["backend"]["service"].update(port={"name": "web"}),
+        "goes to a port {'name': 'web'} Service/gateway lacks",
+    ),
+    "an Ingress closing quiet WebSockets": (
+        "prod",
+        lambda r: by_name(r)["Ingress/gateway"]["metadata"]["annotations"].update(
+            {"nginx.ingress.kubernetes.io/proxy-read-timeout": "60"}
+        ),
+        "proxy-read-timeout 60 closes a quiet WebSocket",
+    ),
+    "a Redis without maxmemory": (
+        "base",
+        lambda r: container(r, "StatefulSet/redis").update(
+            command=[
+                a
+                for a in container(r, "StatefulSet/redis")["command"]
+                if a not in ("--maxmemory", "$(REDIS_MAXMEMORY)")
+            ]
+        ),
+        "no --maxmemory",
+    ),
+    "a Redis that evicts": (
+        "dev",
+        lambda r: container(r, "StatefulSet/redis").update(
+            command=[
+                "allkeys-lru" if a == "noeviction" else a
+                for a in container(r, "StatefulSet/redis")["command"]
+            ]
+        ),
+        "--maxmemory-policy is not noeviction",
+    ),
+    "a Redis limit without room for the fork": (
+        "dev",
+        lambda r: set_env(container(r, "StatefulSet/redis"), "REDIS_MAXMEMORY", "200mb"),
+        "memory limit 256Mi is not 1.5x --maxmemory 200mb",
+    ),
+    "a Redis limit below maxmemory": (
+        "base",
+        lambda r: container(r, "StatefulSet/redis")["resources"]["limits"].update(memory="512Mi"),
+        "memory limit 512Mi is not 1.5x --maxmemory 640mb",
+    ),
 }
 
 
@@ -481,9 +670,9 @@ BROKEN: dict[str, tuple[str, Mutation, str]] = {
 def test_each_check_catches_its_fault(case: str, routes: dict[str, set[str]]) -> None:
     name, mutate, expected = BROKEN[case]
     resources = rendered(name)
-    assert checks.check_k8s(resources, routes) == []
+    assert every_problem(resources, routes) == []
     mutate(resources)
-    problems = checks.check_k8s(resources, routes)
+    problems = every_problem(resources, routes)
     assert any(expected in p for p in problems), (expected, problems)
 
 
@@ -510,3 +699,43 @@ def test_the_schema_check_catches_what_it_should(
     mutate(gateway)
     problems = schema_problems(resources)
     assert any(expected in p for p in problems), (case, problems)
+
+
+def test_a_pod_anti_affinity_spreads_as_well(routes: dict[str, set[str]]) -> None:
+    """The spread check takes either way of keeping replicas apart."""
+    resources = rendered("prod")
+    spec = pod(resources, "Deployment/referee")
+    selector = spec.pop("topologySpreadConstraints")[0]["labelSelector"]
+    term = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+    spec["affinity"] = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "podAffinityTerm": term}
+            ]
+        }
+    }
+    assert operations.check_spread(resources) == []
+    assert schema_problems(resources) == []
+
+
+def test_prod_denies_by_default_and_opens_the_service_s_flows() -> None:
+    resources = by_name(rendered("prod"))
+    policies = {n for n in resources if n.startswith("NetworkPolicy/")}
+    assert policies == {
+        "NetworkPolicy/default-deny",
+        "NetworkPolicy/gateway-ingress",
+        "NetworkPolicy/metrics-scrape",
+        "NetworkPolicy/dns-egress",
+        "NetworkPolicy/redis-egress",
+        "NetworkPolicy/archive-egress",
+    }
+    (out,) = resources["NetworkPolicy/redis-egress"]["spec"]["egress"]
+    assert out["to"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}]  # the managed Redis, outside
+    (archive,) = resources["NetworkPolicy/archive-egress"]["spec"]["egress"]
+    assert archive == {"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"port": 5432}]}
+
+
+def test_every_image_of_every_rendering_is_pinned() -> None:
+    for name in SERVICE:
+        assert operations.check_images(rendered(name)) == [], name
+    assert operations.image_problem("redis@sha256:" + "0" * 64) is None

@@ -4,7 +4,8 @@ settings, the image's environment), each on its real port, and:
 - every probe (liveness, readiness, startup; the compose healthcheck) answers 200 where the
   manifest points it, once Redis is up; a path that is not served answers 404 (a control: the
   probing does see failures);
-- the gateway, referee and scoring work together (a game is created: the referee answered);
+- the gateway, referee, scoring, bots, archiver and tournaments work together (a game is
+  created: the referee answered);
 - on SIGTERM each exits 0 within its termination grace;
 - nothing writes outside /tmp (the read-only root filesystem): ``readonly_hook.py`` records
   every write attempt Python makes.
@@ -97,6 +98,12 @@ def assert_ran_as_configured(result: dict[str, Any], names: list[str]) -> None:
     assert result["writes"] == {name: [] for name in names}
 
 
+def local_stores(tmp_path: Path) -> dict[str, str]:
+    """The run's own Redis, and an archive of its own in place of the deployment's PostgreSQL
+    (the namespace has no database server: an SQLite file takes its place)."""
+    return {"REDIS_URL": LOCAL_REDIS, "RUMMY_ARCHIVE_URL": f"sqlite://{tmp_path}/archive.db"}
+
+
 def test_the_dev_overlay_s_containers_run_as_configured(netns: None, tmp_path: Path) -> None:
     resources = rendered("dev")
     processes = []
@@ -109,7 +116,7 @@ def test_the_dev_overlay_s_containers_run_as_configured(netns: None, tmp_path: P
             where = f"{checks.name_of(workload)} container {container['name']}"
             (process,) = [p for p in checks.k8s_processes(resources) if p.where == where]
             name = container["name"]
-            env = image_env(tmp_path, name) | process.env | {"REDIS_URL": LOCAL_REDIS}
+            env = image_env(tmp_path, name) | process.env | local_stores(tmp_path)
             probes = [
                 {
                     "kind": kind,
@@ -128,10 +135,14 @@ def test_the_dev_overlay_s_containers_run_as_configured(netns: None, tmp_path: P
             drain = max(drain, settings.drain_seconds)
             if name == "gateway":
                 api_port = process.listen_port()
-    assert {p["name"] for p in processes} == {"gateway", "referee", "scoring"}
+    assert {p["name"] for p in processes} == {
+        *("gateway", "referee", "scoring", "archiver", "bots", "tournaments"),
+    }
     result = run(tmp_path, processes, api_port, drain)
-    assert len(result["probes"]) == 3 * 4
-    assert_ran_as_configured(result, ["gateway", "referee", "scoring"])
+    assert len(result["probes"]) == 6 * 4
+    assert_ran_as_configured(
+        result, ["gateway", "referee", "scoring", "archiver", "bots", "tournaments"]
+    )
 
 
 def test_the_compose_services_run_as_configured(netns: None, tmp_path: Path) -> None:
@@ -141,7 +152,7 @@ def test_the_compose_services_run_as_configured(netns: None, tmp_path: Path) -> 
     api_port: int | None = None
     for name, process in checks.compose_processes(doc).items():
         service = doc["services"][name]
-        env = image_env(tmp_path, name) | process.env | {"REDIS_URL": LOCAL_REDIS}
+        env = image_env(tmp_path, name) | process.env | local_stores(tmp_path)
         test = " ".join(service["healthcheck"]["test"])
         (url,) = [w for w in test.replace("'", " ").split() if w.startswith("http://")]
         port = int(url.split(":")[2].split("/")[0])
@@ -157,7 +168,9 @@ def test_the_compose_services_run_as_configured(netns: None, tmp_path: Path) -> 
         if process.subcommand == "gateway":
             api_port = process.listen_port()
     result = run(tmp_path, processes, api_port, drain)
-    assert_ran_as_configured(result, ["gateway", "referee", "scoring"])
+    assert_ran_as_configured(
+        result, ["gateway", "referee", "scoring", "archiver", "bots", "tournaments"]
+    )
 
 
 # --- the write watch sees writes --------------------------------------------------------------

@@ -52,6 +52,11 @@ def wait_for(marker: str) -> str:
     return path.read_text()
 
 
+def slow_start() -> None:
+    """A worker's set-up that takes a second (an initializer)."""
+    time.sleep(1.0)
+
+
 def crash() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -71,3 +76,8 @@ def unpicklable() -> Any:
 def boom_at_start() -> None:
     """An initializer that fails: no worker can start."""
     raise RuntimeError("this worker cannot start")
+
+
+def niceness() -> int:
+    """The worker's CPU niceness."""
+    return os.nice(0)

@@ -13,11 +13,20 @@ import signal
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from fakeredis import FakeServer
+from fakeredis.aioredis import FakeRedis
 
+from services.gateway.answers import Answers, Job
+from services.gateway.app import make_app
+from services.gateway.errors import ApiError
+from services.gateway.jobs import Answer
 from services.gateway.state import GATEWAY, Gateway
 from shared.audit.record import build_record, dumps
 from shared.audit.replay import SPECTATOR, replay
+from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
+from shared.infra.workpool import PoolBusy
 from tests.edge.test_workpool import alive
 from tests.gateway.api import Api, Reply, check_error, play_to_end
 from tests.gateway.conftest import MakeStack, Stack, make_stack  # noqa: F401 - fixtures
@@ -69,6 +78,12 @@ async def hint_in_hand(stack: Stack) -> tuple[asyncio.Task[Reply], str, list[str
     raise AssertionError(f"no hostile deal of {TRIES} kept the solver busy")
 
 
+def idle(stack: Stack) -> bool:
+    """Every worker of the pool started and waiting for a job."""
+    pool = gateway(stack).answers.pool
+    return len(pool._idle) == pool.size
+
+
 def kill_workers(stack: Stack) -> list[int]:
     pids = gateway(stack).answers.pool.pids()
     for pid in pids:
@@ -82,6 +97,8 @@ async def test_a_hostile_hint_answers_hint_timeout_and_is_not_worked_out_twice(
 ) -> None:
     stack = await make_stack(hint_seconds=0.5)
     api = stack.api
+    await gateway(stack).answers.pool.start(warm=True)  # no hint below waits for a worker
+    await until(lambda: gateway(stack).answers.pool.running() == 0 and idle(stack), SAFETY)
     late: tuple[str, str, Reply] | None = None
     for _ in range(TRIES):
         game_id, tokens = await hostile_game(stack)
@@ -139,7 +156,9 @@ async def test_the_gateway_answers_everyone_else_while_a_hint_is_worked_out(
 async def test_a_full_pool_refuses_at_once_with_retry_after(
     make_stack: MakeStack,  # noqa: F811
 ) -> None:
-    stack = await make_stack(hint_seconds=3600, solver_workers=1, solver_queue=0)
+    stack = await make_stack(
+        hint_seconds=3600, solver_workers=1, solver_queue=0, solver_per_address=8
+    )
     api = stack.api
     slow, game_id, tokens = await hint_in_hand(stack)
     reply = await api.call("GET", hint_path(game_id, "goal=points"), token=tokens[0])
@@ -154,6 +173,37 @@ async def test_a_full_pool_refuses_at_once_with_retry_after(
     kill_workers(stack)
     async with asyncio.timeout(SAFETY):
         assert (await slow).status == 503
+
+
+async def test_one_address_has_one_answer_worked_out_at_a_time(
+    make_stack: MakeStack,  # noqa: F811
+) -> None:
+    stack = await make_stack(hint_seconds=3600, trusted_proxies="127.0.0.1")
+    api = stack.api
+    slow, game_id, tokens = await hint_in_hand(stack)  # from this client's own address
+    pool = gateway(stack).answers.pool
+    reply = await api.call("GET", hint_path(game_id, "goal=points"), token=tokens[0])
+    assert reply.status == 503, reply  # a second question from the same address
+    check_error(reply.body, "solver_busy")
+    assert "this address already has 1" in reply.body["error"]["message"]
+    assert reply.headers.get("Retry-After") == "3600"
+    assert pool.running() == 1  # it never reached the pool
+    same = asyncio.create_task(api.call("GET", hint_path(game_id), token=tokens[0]))
+    easy, _, easy_tokens = await api.new_game("rummikub", 2, {"opening_points": 0})
+    elsewhere = {"X-Forwarded-For": "198.51.100.9"}
+    async with asyncio.timeout(SAFETY):
+        other = await api.call("GET", hint_path(easy), token=easy_tokens[0], headers=elsewhere)
+    assert other.status == 200, other  # another address is served meanwhile
+    assert not same.done() and not slow.done()  # the same question waits for the one job
+    killed = kill_workers(stack)
+    async with asyncio.timeout(SAFETY):
+        assert (await slow).status == 503 and (await same).status == 503
+    fresh = lambda: len(pool.pids()) == 2 and not set(pool.pids()) & set(killed)  # noqa: E731
+    await until(fresh, SAFETY, every=0.01)
+    async with asyncio.timeout(SAFETY):
+        again = await api.call("GET", hint_path(easy), token=easy_tokens[1])
+    assert again.status == 200, again  # its job done, the address may ask again
+    assert gateway(stack).answers._owned == {}
 
 
 async def test_stopping_the_gateway_ends_its_workers(
@@ -280,3 +330,48 @@ async def test_a_hint_asked_again_at_the_same_version_is_kept(
     assert again.body == first.body and other.body["seat"] == 1
     assert points.body["goal"] == "points"
     assert sample(stack, "gateway_pool_jobs_total", job="hint", outcome="done") == 3
+
+
+class AlwaysBusy:
+    """A pool that finds no worker for any job within its budget."""
+
+    async def run(self, job: str, fn: Any, *args: Any, budget: float) -> Any:
+        raise PoolBusy(f"no worker was free within the {budget:g} s budget")
+
+
+async def test_a_pool_too_busy_for_the_budget_is_a_refusal_that_is_not_kept() -> None:
+    answers = Answers(Settings(solver_per_address=4), None)
+    answers.pool = AlwaysBusy()  # type: ignore[assignment]
+
+    async def job() -> Job:
+        return jobs_answer, ("never worked out",)
+
+    with pytest.raises(ApiError) as refused:
+        await answers.answer("hint", ("g1", 5, 0), job, 0.05, "198.51.100.1")
+    assert refused.value.status_code == 503
+    assert refused.value.headers["Retry-After"] == "1"
+    assert "no worker was free within the 0.05 s budget" in str(refused.value.text)
+    assert answers.kept == {}  # a matter of load, not of the question: asked again, tried again
+    assert answers._owned == {}
+
+
+async def test_a_services_app_starts_its_workers_with_it_and_a_tests_app_does_not(
+    make_stack: MakeStack,  # noqa: F811
+) -> None:
+    cold = await make_stack()
+    assert gateway(cold).answers.pool.pids() == []  # none until a job comes
+    settings = Settings(prefix=f"warm{os.getpid()}:")
+    server = TestServer(make_app(FakeRedis(server=FakeServer()), settings, warm=True))
+    client: TestClient[Any, Any] = TestClient(server)
+    await client.start_server()
+    try:
+        pool = server.app[GATEWAY].answers.pool
+        assert len(pool.pids()) == settings.solver_workers  # before any hint or replay
+        await until(lambda: len(pool._idle) == pool.size, SAFETY)
+    finally:
+        await client.close()
+    assert pool.pids() == []
+
+
+def jobs_answer(text: str) -> Answer:
+    return Answer(text)

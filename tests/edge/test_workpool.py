@@ -82,6 +82,16 @@ async def test_a_job_runs_in_another_process_and_its_answer_comes_back(
     assert metric(registry_of(pool), "test_pool_jobs_total", job="echo", outcome="done") == 1
 
 
+async def test_workers_run_below_their_parents_cpu_priority(make_pool: MakePool) -> None:
+    ours = os.nice(0)
+    pool = await make_pool(size=1, niceness=7)
+    async with asyncio.timeout(SAFETY):
+        assert await pool.run("nice", jobs.niceness, budget=SAFETY) == min(19, ours + 7)
+    plain = await make_pool(size=1)
+    async with asyncio.timeout(SAFETY):
+        assert await plain.run("nice", jobs.niceness, budget=SAFETY) == ours
+
+
 async def test_a_job_past_its_budget_has_its_worker_killed_and_replaced(
     make_pool: MakePool, tmp_path: Path
 ) -> None:
@@ -274,3 +284,56 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             parent.kill()
         parent.wait()
+
+
+async def test_a_wait_for_a_busy_worker_comes_out_of_the_callers_budget(
+    make_pool: MakePool, tmp_path: Path
+) -> None:
+    pool = await make_pool(size=1, queue=2)
+    go = tmp_path / "go"
+    held = asyncio.create_task(pool.run("hold", jobs.wait_for, str(go), budget=SAFETY))
+    await until(lambda: pool.running() == 1, SAFETY, every=0.01, message="the worker is held")
+    with pytest.raises(PoolBusy, match=r"no worker was free within the 0\.2 s budget"):
+        async with asyncio.timeout(SAFETY):  # the budget ends it; this only stops a hang
+            await pool.run("echo", jobs.echo, 1, budget=0.2)
+    assert not held.done()  # the job that holds the worker is not disturbed
+    assert pool.waiting() == 0  # the refused job left the queue
+    go.write_text("done")
+    async with asyncio.timeout(SAFETY):
+        assert await held == "done"
+        assert await pool.run("echo", jobs.echo, 2, budget=SAFETY) == 2  # the worker is free
+    assert metric(registry_of(pool), "test_pool_jobs_total", job="echo", outcome="busy") == 1
+
+
+async def test_a_job_that_waited_is_answered_within_the_callers_budget_and_runs_on_unanswered(
+    make_pool: MakePool, tmp_path: Path
+) -> None:
+    pool = await make_pool(size=1, queue=2)
+    go, started = tmp_path / "go", tmp_path / "started"
+    held = asyncio.create_task(pool.run("hold", jobs.wait_for, str(go), budget=SAFETY))
+    await until(lambda: pool.running() == 1, SAFETY, every=0.01, message="the worker is held")
+    late = asyncio.create_task(pool.run("stall", jobs.stall, str(started), budget=2.0))
+    await until(lambda: pool.waiting() == 1, SAFETY, every=0.01, message="the stall waits")
+    await asyncio.sleep(0.5)  # a wait well past WAIT_SLACK (and well within the budget)
+    go.write_text("done")
+    async with asyncio.timeout(SAFETY):
+        assert await held == "done"
+        with pytest.raises(PoolBusy, match="left stall too little of its 2 s budget"):
+            await late
+    assert started.exists() and pool.running() == 1  # it runs on, in its worker, unanswered
+    registry = registry_of(pool)
+    assert metric(registry, "test_pool_jobs_total", job="stall", outcome="timeout") == 0
+    await until(  # and is stopped at the end of its own budget, as any job
+        lambda: metric(registry, "test_pool_jobs_total", job="stall", outcome="timeout") == 1,
+        SAFETY,
+        every=0.01,
+        message="the stall is stopped past its budget",
+    )
+
+
+async def test_a_wait_for_workers_still_starting_is_not_cut_by_the_budget(
+    make_pool: MakePool,
+) -> None:
+    pool = await make_pool(size=1, queue=2, initializer=jobs.slow_start)
+    async with asyncio.timeout(SAFETY):  # the worker takes a second to start: twice the budget
+        assert await pool.run("echo", jobs.echo, "worked out", budget=0.5) == "worked out"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shared.core.cards import card_str, cards_str, parse_card
+from shared.core.cards import cards_str, parse_card
 from shared.core.codes import Rejection
 from shared.core.commands import (
     Command,
@@ -24,8 +24,6 @@ from shared.core.commands import (
     CreateGame,
     Discard,
     Draw,
-    End,
-    Pass,
     Play,
     RecordScores,
     Sit,
@@ -201,48 +199,6 @@ def bots(names: str) -> list[Bot]:
 
 
 # --- the JSON form of commands (golden files) --------------------------------------------------
-
-
-def command_json(command: Command) -> dict[str, Any]:
-    """A command as the golden files store it (the API's JSON shape for seat commands)."""
-    match command:
-        case CreateGame(game_id, rules, options, seats, commit):
-            return {
-                "type": "create",
-                "game_id": game_id,
-                "rules": rules,
-                "options": options,
-                "seats": seats,
-                "commitment": commit,
-            }
-        case Sit(name, seed):
-            return {"type": "sit", "name": name, "seed": seed}
-        case Start():
-            return {"type": "start"}
-        case Play(seat, layout):
-            return {"type": "play", "seat": seat, "layout": [cards_str(m) for m in layout]}
-        case Draw(seat, source):
-            return {"type": "draw", "seat": seat, "source": source}
-        case End(seat):
-            return {"type": "end", "seat": seat}
-        case Pass(seat):
-            return {"type": "pass", "seat": seat}
-        case Discard(seat, card):
-            return {"type": "discard", "seat": seat, "card": card_str(card)}
-        case Timeout(number):
-            return {"type": "timeout", "number": number}
-        case RecordScores(number, winner, went_out, seats_, scores):
-            return {
-                "type": "record_scores",
-                "round": number,
-                "winner": winner,
-                "went_out": went_out,
-                "seats": list(seats_),
-                "scores": None if scores is None else list(scores),
-            }
-        case Continue():
-            return {"type": "continue"}
-    raise TypeError(f"not a command: {command!r}")
 
 
 def command_from_json(data: dict[str, Any]) -> Command:

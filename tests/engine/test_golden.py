@@ -16,14 +16,14 @@ import pytest
 from shared.core import decide as decide_module
 from shared.core import shuffle as shuffle_module
 from shared.core.codes import Rejection
-from shared.core.commands import Context, CreateGame
+from shared.core.commands import Context, CreateGame, command_json
 from shared.core.decide import decide
 from shared.core.events import Event, GameCreated, SeedRevealed, event_from, to_data
 from shared.core.evolve import evolve, fold
 from shared.core.shuffle import shuffled
 from shared.core.state import GameState
 
-from .helpers import command_from_json, command_json, hand_text, table_text
+from .helpers import command_from_json, hand_text, table_text
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 FILES = sorted(GOLDEN.glob("*.json"))

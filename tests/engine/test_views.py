@@ -29,11 +29,12 @@ from shared.core.events import (
     StockReshuffled,
     to_data,
 )
+from shared.core.gameview import VIEW_KEYS
 from shared.core.shuffle import shuffle_key
 from shared.core.state import GameState
 from shared.core.views import event_json, view_json
 from shared.core.visibility import PUBLIC
-from shared.play.selfplay import VIEW_KEYS, SelfPlay
+from shared.play.selfplay import SelfPlay
 from tests.secrecy import (
     around,
     assert_fields_within,
@@ -44,7 +45,7 @@ from tests.secrecy import (
 
 from .helpers import bots as make_bots
 
-SEAT_KEYS = {"seat", "name", "hand_count", "opened", "score"}
+SEAT_KEYS = {"seat", "name", "hand_count", "opened", "score", "bot", "away", "resigned", "missed"}
 CARD_FIELDS = {"layout", "played", "to_hand", "hands", "stock", "discard", "cards"}
 
 
@@ -140,9 +141,14 @@ def check_event(event: Event, viewer: int | None, live: bool, secrets: tuple[str
 
 
 def check_everything_visible(event: Event, shown: dict[str, Any]) -> None:
-    """Every field of the event, cards in notation."""
+    """Every field of the event, cards in notation (a field at its default left out, as in the
+    stored form)."""
     data = to_data(event)
+    extra = {"type", "hand_counts"}
+    assert {f.name for f in fields(event) if f.name in data} == shown.keys() - extra
     for f in fields(event):
+        if f.name not in data:
+            continue
         value = getattr(event, f.name)
         if f.name in CARD_FIELDS:
             assert shown[f.name] == deep_cards(value), f.name

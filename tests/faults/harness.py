@@ -30,13 +30,16 @@ import redis.asyncio as aioredis
 
 from shared.audit.source import load_game
 from shared.audit.verify import audit_log
+from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
+from shared.infra.client import RedisClient
+from shared.infra.connection import connect
 from shared.infra.gamelog import fold_stored
+from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.stored import StoredEvent
 from shared.play.bots import BOTS
-from tests.gateway.api import command_body
 from tests.ports import spare_port
 from tests.servers import Process, RedisServer
 
@@ -46,6 +49,7 @@ NO_ADDRESS_LIMITS = {
     "RUMMY_LIMIT_CREATE_PER_MINUTE": "0",
     "RUMMY_LIMIT_SEAT_PER_MINUTE": "0",
     "RUMMY_LIMIT_REPLAY_PER_MINUTE": "0",
+    "RUMMY_LIMIT_READ_PER_SECOND": "0",
 }
 Json = dict[str, Any]
 
@@ -281,7 +285,10 @@ async def play(
             continue  # it moved on between the two reads
         rules = rule_set(view["rules"]["name"], view["rules"]["options"])
         command = players[seat].choose(seat_view_from_json(view, rules), rng)
-        body = command_body(command) | {"id": uuid.uuid4().hex, "expected_version": view["version"]}
+        body = command_json(command, with_seat=False) | {
+            "id": uuid.uuid4().hex,
+            "expected_version": view["version"],
+        }
         await client.command(game_id, seat, tokens[seat], body)
         if pace:
             await asyncio.sleep(pace)
@@ -307,12 +314,22 @@ def command_runs(events: list[StoredEvent]) -> dict[str, list[list[int]]]:
 
 
 async def check_logs(
-    url: str, prefix: str, game_ids: list[str], ledger: Ledger, finished: bool = True
+    url: str,
+    prefix: str,
+    game_ids: list[str],
+    ledger: Ledger,
+    finished: bool = True,
+    cluster: bool = False,
 ) -> dict[str, list[StoredEvent]]:
     """Every game's log audits clean (chain, head, replay, seed, scores); every game is
     finished; every command id appended once; every acknowledged command is in its game's log
-    with the version and head its answer named. Returns the logs."""
-    client = aioredis.Redis.from_url(url)
+    with the version and head its answer named (``cluster``: ``url`` names a Redis Cluster's
+    seeds). Returns the logs."""
+    client: RedisClient = (
+        connect(Settings(redis_url=url, redis_cluster=True, prefix=prefix))
+        if cluster
+        else aioredis.Redis.from_url(url)
+    )
     logs: dict[str, list[StoredEvent]] = {}
     try:
         store = RedisEventStore(client, prefix)

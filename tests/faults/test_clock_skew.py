@@ -18,10 +18,11 @@ from typing import Any
 import aiohttp
 import pytest
 
-from shared.infra.bus import Bus, CommandEntry, Requester, partition_of
+from shared.infra.bus import Bus, Requester, partition_of
 from shared.infra.connection import connect
 from shared.infra.gamelog import GameLog
 from shared.infra.keys import Keys
+from shared.infra.protocol import CommandEntry
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from tests.faults.conftest import MakeDeployment

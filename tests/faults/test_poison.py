@@ -25,6 +25,7 @@ import aiohttp
 import pytest
 
 from services.referee.referee import Referee
+from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra.bus import REFEREES
@@ -35,7 +36,6 @@ from shared.infra.settings import Settings
 from shared.play.bots import BOTS
 from tests.faults.conftest import MakeDeployment
 from tests.faults.harness import Client, Ledger, check_logs, metric, play
-from tests.gateway.api import command_body
 from tests.ports import spare_port
 from tests.servers import http_status, until, wait_ready
 
@@ -97,7 +97,10 @@ async def test_a_poison_command_is_dead_lettered_and_its_game_plays_on(
             view = await client.view(poisoned_game, tokens[seat])
             rules = rule_set(view["rules"]["name"], view["rules"]["options"])
             choice = BOTS["greedy"]().choose(seat_view_from_json(view, rules), random.Random(7))
-            body = command_body(choice) | {"id": POISON_ID, "expected_version": view["version"]}
+            body = command_json(choice, with_seat=False) | {
+                "id": POISON_ID,
+                "expected_version": view["version"],
+            }
             other_before = (await client.view(other_game))["version"]
             status, doc = await client.call(
                 "POST", f"/api/games/{poisoned_game}/commands", body, tokens[seat]

@@ -15,28 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.gateway.errors import ERROR_CODES
-from shared.core.cards import card_str
-from shared.core.commands import Discard, Draw, End, Pass, Play
+from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.play.bots import BOTS
 
 Json = dict[str, Any]
-
-
-def command_body(command: Any) -> Json:
-    """A bot's command as the JSON body of ``POST /commands`` (without the id)."""
-    if isinstance(command, Play):
-        return {"type": "play", "layout": [[card_str(c) for c in m] for m in command.layout]}
-    if isinstance(command, Draw):
-        return {"type": "draw", "source": command.source}
-    if isinstance(command, Discard):
-        return {"type": "discard", "card": card_str(command.card)}
-    if isinstance(command, End):
-        return {"type": "end"}
-    if isinstance(command, Pass):
-        return {"type": "pass"}
-    raise TypeError(command)
 
 
 def new_id() -> str:
@@ -203,7 +187,7 @@ async def play_to_end(
         played.first_views.setdefault(view["round"], view)
         rules = rule_set(view["rules"]["name"], view["rules"]["options"])
         command = players[seat].choose(seat_view_from_json(view, rules), rng)
-        body = command_body(command) | {"id": new_id()}
+        body = command_json(command, with_seat=False) | {"id": new_id()}
         if expected_version:
             body["expected_version"] = view["version"]
         reply = await api.command(game_id, tokens[seat], body)

@@ -105,6 +105,9 @@ async def make_stack() -> AsyncIterator[MakeStack]:
             "limit_create_per_minute": 0,
             "limit_seat_per_minute": 0,
             "limit_replay_per_minute": 0,
+            "limit_read_per_second": 0,
+            # Refusals are answered at once (the hold before a 429 has a test of its own).
+            "refusal_delay": 0,
         }
         settings = Settings(**(values | overrides))
         clock = Clock()

@@ -484,6 +484,12 @@ async def test_odd_query_values_and_plain_requests_get_published_errors(stack: S
         f"/api/games/{game_id}/events?after=" + "9" * 30,
         f"/api/games/{game_id}/events?after=-1",
         f"/api/games/{game_id}/ws?after=x",
+        # Longer than int() reads (a ValueError, once a 500), and the replay's own numbers.
+        "/api/games?cursor=" + "9" * 5000,
+        f"/api/games/{game_id}/events?after=" + "1" * 5000,
+        f"/api/games/{game_id}/replay?turn=%C2%B2",
+        f"/api/games/{game_id}/replay?version=" + "9" * 5000,
+        f"/api/games/{game_id}/replay?turn=0",
     ]:
         reply = await api.call("GET", path)
         assert reply.status == 422, (path, reply)

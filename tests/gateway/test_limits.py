@@ -6,7 +6,10 @@ The limits' clock stands still in these tests, so what passes is counted, never 
 
 from __future__ import annotations
 
+import asyncio
+import random
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 from unittest import mock
@@ -16,14 +19,17 @@ import pytest
 from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 
+from services.gateway import client_address as client_address_module
 from services.gateway.app import make_app
-from services.gateway.client_address import client_address, trusted_networks
-from services.gateway.ratelimit import Limit, Limits
+from services.gateway.client_address import client_address, counted_address, trusted_networks
+from services.gateway.ratelimit import Limit, Limits, MemoryBuckets
+from services.gateway.routes import websocket as websocket_routes
 from services.gateway.state import GATEWAY
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings, SettingsError
 from tests.gateway.api import Api, Json, Reply, check_error, new_id
 from tests.gateway.conftest import LimitClock, MakeStack, Stack
+from tests.servers import until
 from tests.services.conftest import delete_prefixed, redis_client
 
 Send = Callable[[], Awaitable[Reply]]
@@ -354,6 +360,24 @@ def test_the_counted_address(peer: str, forwarded: list[str], counted: str) -> N
     assert client_address(_request(peer, forwarded), trusted) == counted
 
 
+def test_a_requests_address_is_worked_out_once_for_the_proxies_it_was_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trusted = trusted_networks("10.0.0.0/8")
+    request = _request("10.0.0.2", ["203.0.113.1"])
+    worked_out: list[str] = []
+
+    def counting(request: Any, trusted: Any) -> str:
+        worked_out.append(request.remote)
+        return client_address(request, trusted)
+
+    monkeypatch.setattr(client_address_module, "client_address", counting)
+    assert counted_address(request, trusted) == counted_address(request, trusted) == "203.0.113.1"
+    assert len(worked_out) == 1
+    assert counted_address(request, ()) == "10.0.0.2"  # no trusted proxies: the peer's own
+    assert len(worked_out) == 2
+
+
 # --- a refused command over HTTP changes nothing (also test_errors) --------------------------
 
 
@@ -374,3 +398,246 @@ async def test_a_refused_command_appends_nothing(make_stack: MakeStack) -> None:
     clock.advance(1)
     reply = await api.command(game_id, token, {"id": new_id(), "type": "draw"})
     assert reply.status in (200, 409), reply  # let through (its turn or not)
+
+
+# --- each gateway's own copy of the buckets ------------------------------------------------------
+
+
+class CountedScript:
+    """A bucket script that counts how often Redis is asked."""
+
+    def __init__(self, script: Any) -> None:
+        self.script = script
+        self.calls = 0
+
+    async def __call__(self, **kwargs: Any) -> Any:
+        self.calls += 1
+        return await self.script(**kwargs)
+
+
+async def test_a_flood_past_its_limit_is_refused_without_asking_redis_again() -> None:
+    client = redis_client()
+    settings = Settings(prefix=f"lim{uuid.uuid4().hex[:8]}:", limit_hint_per_minute=3)
+    clock = LimitClock()
+    one, two = Limits(client, settings, clock), Limits(client, settings, clock)
+    asked_one, asked_two = CountedScript(one._script), CountedScript(two._script)
+    one._script, two._script = asked_one, asked_two
+    try:
+        for _ in range(3):
+            assert await one.wait(one.hint, "g1:0") == 0
+        assert asked_one.calls == 3  # every pass is counted in Redis, where every gateway sees it
+        waits = [await one.wait(one.hint, "g1:0") for _ in range(500)]
+        assert waits == [20] * 500  # three a minute: the next one 20 s after
+        assert asked_one.calls == 3  # its own passes filled the bucket: it knows the rest itself
+        waits = [await two.wait(two.hint, "g1:0") for _ in range(500)]
+        assert waits == [20] * 500  # the other gateway is refused as well ...
+        assert asked_two.calls == 1  # ... by Redis once, then by what Redis told it
+        clock.advance(19.5)
+        assert await two.wait(two.hint, "g1:0") == 1
+        assert asked_two.calls == 1
+        clock.advance(0.5)
+        assert await two.wait(two.hint, "g1:0") == 0  # due again: Redis is asked
+        assert asked_two.calls == 2
+        assert await one.wait(one.hint, "g1:0") == 20  # the other's pass counted for both
+        assert asked_one.calls == 4
+    finally:
+        await delete_prefixed(client, settings.prefix)
+        await client.aclose()
+
+
+async def test_gateways_copies_refuse_exactly_what_one_shared_bucket_refuses() -> None:
+    """Three gateways on one Redis and one clock, requests in a random order among them and
+    random pauses: each request passes or is refused exactly as one shared GCRA bucket decides
+    (a gateway's copy never refuses what Redis would let through, nor lets through more)."""
+    client = redis_client()
+    settings = Settings(prefix=f"lim{uuid.uuid4().hex[:8]}:", limit_create_per_minute=6)
+    clock = LimitClock()
+    gateways = [Limits(client, settings, clock) for _ in range(3)]
+    rng = random.Random(7)
+    interval, burst = 10.0, 6 * 10.0  # six a minute, bursts of six
+    full_at = clock()
+    decisions = Counter[bool]()
+    try:
+        for _ in range(600):
+            clock.advance(rng.choice([0.0, 0.0, 0.0, 0.5, 3.0, 9.9, 10.0, 25.0]))
+            now = clock()
+            due = max(full_at, now)
+            passes = due + interval - burst - now <= 0
+            if passes:
+                full_at = due + interval
+            gateway = rng.choice(gateways)
+            wait = await gateway.wait(gateway.create, "198.51.100.7")
+            assert (wait == 0) == passes, (now, full_at, wait)
+            decisions[passes] += 1
+        assert decisions[True] > 50 and decisions[False] > 50  # both sides were tried
+    finally:
+        await delete_prefixed(client, settings.prefix)
+        await client.aclose()
+
+
+def test_a_gateways_copy_of_the_buckets_is_bounded() -> None:
+    clock = LimitClock()
+    recent = MemoryBuckets(clock, size=100)
+    for n in range(1_000):
+        recent.refused(f"k{n}", 1.0, 2.0, 30.0)
+    assert len(recent._full_at) == 100
+    assert recent.wait("k999", 1.0, 2.0) > 0  # the newest are kept
+    assert recent.wait("k0", 1.0, 2.0) == 0  # the oldest forgotten: Redis is asked again
+    clock.advance(31)
+    assert recent.wait("k999", 1.0, 2.0) == 0
+    assert "k999" not in recent._full_at  # full again: nothing left to keep
+
+
+async def test_a_new_socket_may_sync_a_few_times_at_once_not_a_minutes_worth(
+    make_stack: MakeStack,
+) -> None:
+    stack, clock = await limited(make_stack, limit_sync_per_minute=60)
+    game_id, _, tokens = await stack.api.new_game("robbers", 2)
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[0]}")
+    assert (await answer_or_view(ws))["type"] == "view"
+    for n in range(5):
+        await ws.send_json({"type": "sync", "after": 0, "id": f"s{n}"})
+        assert (await answer_or_view(ws))["type"] == "view", n
+    await ws.send_json({"type": "sync", "after": 0, "id": "s5"})
+    refused = await answer_or_view(ws)
+    assert refused["status"] == 429 and refused["retry_after"] == 1, refused
+    clock.advance(1)  # then one a second (sixty a minute)
+    await ws.send_json({"type": "sync", "after": 0})
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.close()
+
+
+async def test_one_address_holds_a_bounded_number_of_sockets(make_stack: MakeStack) -> None:
+    stack = await make_stack(sockets_per_address=2, trusted_proxies="127.0.0.1")
+    game_id, _, _ = await stack.api.new_game("robbers", 2)
+    path = f"/api/games/{game_id}/ws"
+    first = await stack.client.ws_connect(path)
+    second = await stack.client.ws_connect(path)
+    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+        await stack.client.ws_connect(path)
+    assert refused.value.status == 429
+    third = await stack.client.get(path)  # the refusal in the published shape
+    assert third.status == 429
+    check_error(await third.json(), "too_many_sockets")
+    elsewhere = await stack.client.ws_connect(path, headers={"X-Forwarded-For": "198.51.100.5"})
+    await first.close()
+    gw = stack.server.app[GATEWAY]
+    await until(lambda: gw.sockets.get("127.0.0.1") == 1, 30)
+    again = await stack.client.ws_connect(path)  # one closed: room for another
+    for ws in (second, elsewhere, again):
+        await ws.close()
+    await until(lambda: gw.sockets == {}, 30)
+
+
+# --- refusals held before they are answered ------------------------------------------------------
+
+
+class HeldSleep:
+    """The tarpit's sleep in a test: records each hold and keeps it until released."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self.released = asyncio.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+        await self.released.wait()
+
+
+async def test_a_refusal_is_held_before_it_is_answered_and_holds_are_bounded(
+    make_stack: MakeStack,
+) -> None:
+    stack, _ = await limited(
+        make_stack, limit_create_per_minute=1, refusal_delay=5, refusals_held=2
+    )
+    gw = stack.server.app[GATEWAY]
+    sleep = gw.tarpit.sleep = HeldSleep()
+    api = stack.api
+
+    async def create() -> Reply:
+        return await api.call("POST", "/api/games", {"rules": "robbers", "seats": 2})
+
+    assert (await create()).status == 201
+    held = [asyncio.create_task(create()) for _ in range(2)]
+    await until(lambda: len(sleep.seconds) == 2, 30)
+    assert sleep.seconds == [5, 5]  # the delay (the Retry-After, 60 s, is longer)
+    at_once = await create()  # two held already: this one is answered without a hold
+    assert at_once.status == 429 and len(sleep.seconds) == 2
+    assert not any(task.done() for task in held)
+    assert (await api.call("GET", "/api/games?status=waiting")).status == 200  # nobody else waits
+    sleep.released.set()
+    for reply in await asyncio.gather(*held):
+        assert reply.status == 429
+        check_error(reply.body, "rate_limited")
+    assert gw.tarpit.held == {}
+
+
+async def test_a_refused_socket_frame_holds_that_sockets_reading(make_stack: MakeStack) -> None:
+    stack, _ = await limited(make_stack, limit_sync_per_minute=1, refusal_delay=3)
+    gw = stack.server.app[GATEWAY]
+    sleep = gw.tarpit.sleep = HeldSleep()
+    game_id, _, _ = await stack.api.new_game("robbers", 2)
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws")
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.send_json({"type": "sync", "after": 0})
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.send_json({"type": "sync", "after": 0, "id": "over"})
+    refused = await answer_or_view(ws)  # the refusal is sent, then the socket's reading waits
+    assert refused["status"] == 429 and refused["id"] == "over"
+    await until(lambda: sleep.seconds == [3], 30)
+    await ws.send_json({"type": "sync", "after": 0, "id": "later"})
+    other = await stack.client.ws_connect(f"/api/games/{game_id}/ws")
+    assert (await answer_or_view(other))["type"] == "view"  # other sockets are served
+    sleep.released.set()
+    reply = await answer_or_view(ws)
+    assert reply["id"] == "later" and reply["status"] == 429  # read once the hold was over
+    await ws.close()
+    await other.close()
+
+
+async def test_reading_views_and_the_lobby_is_limited_per_address_by_each_gateway(
+    make_stack: MakeStack,
+) -> None:
+    stack, clock = await limited(make_stack, limit_read_per_second=2)  # bursts of four
+    game_id, _, _ = await stack.api.new_game("robbers", 2)
+    api = stack.api
+
+    async def view() -> Reply:
+        return await api.call("GET", f"/api/games/{game_id}")
+
+    retry = await refused_after(view, 4)
+    assert retry == 1
+    lobby = await api.call("GET", "/api/games")  # the same bucket
+    assert lobby.status == 429
+    check_error(lobby.body, "rate_limited")
+    assert "views and lobby pages" in lobby.body["error"]["message"]
+    assert await stack.redis.keys(f"{stack.settings.prefix}limit:read*") == []  # in memory only
+    clock.advance(0.5)
+    assert (await view()).status == 200  # one every half second
+    assert (await view()).status == 429
+    assert (await api.call("GET", "/healthz")).status == 200  # health is never limited
+
+
+async def test_a_long_catch_up_counts_as_many_syncs_as_its_pages(
+    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(websocket_routes, "CATCH_UP_PAGE", 1)  # a page of one event
+    stack, clock = await limited(make_stack, limit_sync_per_minute=60)  # bursts of five
+    game_id, _, _ = await stack.api.new_game("robbers", 2)
+    version = (await stack.api.view(game_id))["version"]
+    assert version >= 5  # created, seated, started and dealt: five pages from 0 at least
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws")
+    assert (await answer_or_view(ws))["type"] == "view"
+    await ws.send_json({"type": "sync", "after": 0, "id": "whole"})
+    assert (await answer_or_view(ws))["type"] == "view"  # five pages or more: a burst's worth
+    await ws.send_json({"type": "sync", "after": version - 1, "id": "short"})
+    refused = await answer_or_view(ws)
+    assert refused["status"] == 429 and refused["id"] == "short", refused
+    clock.advance(1)  # one sync a second: room for a one-page catch-up ...
+    await ws.send_json({"type": "sync", "after": version - 1, "id": "short"})
+    assert (await answer_or_view(ws))["type"] == "view"
+    clock.advance(1)
+    await ws.send_json({"type": "sync", "after": 0, "id": "whole again"})
+    refused = await answer_or_view(ws)  # ... not for a long one
+    assert refused["status"] == 429 and refused["retry_after"] == 4, refused
+    await ws.close()

@@ -4,6 +4,7 @@ figures add up (every command timed, accepted ones counted, nothing refused by a
 from __future__ import annotations
 
 import argparse
+import random
 
 import pytest
 
@@ -74,3 +75,94 @@ async def test_open_loop_paces_each_game(make_stack: MakeStack) -> None:
     assert figures["mode"] == "open" and figures["errors"] == {}
     # Four games, one command each a quarter second, for two seconds: about 32 commands.
     assert 16 <= figures["commands"] <= 40, figures
+
+
+async def test_loadtest_draws_its_bar_only_on_a_terminal(
+    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shared.cli.progress as progress
+
+    stack = await make_stack(rate_per_second=0)
+    args = argparse.Namespace(
+        url=str(stack.server.make_url("")).rstrip("/"),
+        games=2,
+        duration=1.0,
+        pace=None,
+        rules="robbers",
+        players=2,
+        bot="random",
+        metrics=[],
+        seed=2,
+        transport="http",
+        redis=None,
+    )
+    await loadtest(args)
+    assert "load:" not in capsys.readouterr().err  # the captured stderr is no terminal
+    monkeypatch.setattr(progress, "terminal", lambda stream: True)
+    figures = await loadtest(args)
+    err = capsys.readouterr().err
+    assert figures["accepted"] > 0
+    assert "load:" in err and "/1 s [" in err and "turns/s" in err, err
+
+
+async def test_loadtest_plots_what_it_measured(make_stack: MakeStack) -> None:
+    from shared.cli.loadtest import Figures, plot
+    from tests.pictures.test_chart import drawn_series
+
+    stack = await make_stack(rate_per_second=0)
+    args = argparse.Namespace(
+        url=str(stack.server.make_url("")).rstrip("/"),
+        games=2,
+        duration=1.5,
+        pace=None,
+        rules="robbers",
+        players=2,
+        bot="random",
+        metrics=[],
+        seed=3,
+        transport="ws",
+        redis=None,
+    )
+    figures = Figures()
+    result = await loadtest(args, figures)
+    drawn = drawn_series(plot(result, figures))
+    rate = drawn["Accepted turns per second"]["accepted"]
+    assert len(rate) >= 2
+    # Each look's rate over the time since the one before: together, every accepted turn.
+    times = [0.0, *[t for t, _ in rate]]
+    total = sum(r * (b - a) for (b, r), a in zip(rate, times, strict=False))
+    assert total == pytest.approx(result["accepted"], rel=0.01)
+    latency = drawn["Command latency"]
+    assert latency["median"] and len(latency["median"]) == len(latency["slowest"])
+    assert all(m <= s for (_, m), (_, s) in zip(latency["median"], latency["slowest"], strict=True))
+    assert max(s for _, s in latency["slowest"]) == pytest.approx(result["latency_ms"]["max"], 0.01)
+
+
+@pytest.mark.parametrize("transport", ["ws", "http"])
+async def test_open_loop_sends_nothing_due_after_the_duration(
+    make_stack: MakeStack, transport: str
+) -> None:
+    """With a pace longer than the run, each game's one command falls inside the run or is not
+    sent: a command due after ``--duration`` would stretch the run by up to a pace."""
+    stack = await make_stack(rate_per_second=0)
+    args = argparse.Namespace(
+        url=str(stack.server.make_url("")).rstrip("/"),
+        games=3,
+        duration=0.5,
+        pace=30.0,
+        rules="robbers",
+        players=2,
+        bot="random",
+        metrics=[],
+        seed=4,
+        transport=transport,
+        redis=None,
+    )
+    # Each game's first command is due at its offset into the pace (the slot's first draw).
+    # The seed puts every one after the run's end, so none may be sent, however slow the
+    # machine (a slower one only sends later).
+    due = [random.Random(args.seed * 100_003 + slot).random() * args.pace for slot in range(3)]
+    assert min(due) > args.duration, due
+    figures = await loadtest(args)
+    assert figures["errors"] == {}
+    assert figures["commands"] == 0, (figures, due)

@@ -170,3 +170,32 @@ async def test_the_bound_counts_queued_frames_not_the_one_being_written(limit: i
         assert outbox.put(f"f{n + 1}")
     assert not outbox.put("one too many")
     await outbox.finish()
+
+
+@pytest.mark.parametrize("writing", [False, True])
+async def test_a_finished_outbox_is_freed_without_the_cyclic_collector(writing: bool) -> None:
+    """Every socket that closes must leave no reference cycle: the cyclic collector would find
+    it only in a full collection, which walks the whole heap (with thousands of sockets, a pause
+    of a second in one go). Idle or stuck in a send, the finished outbox, its socket and its
+    writer's frames go as soon as the last reference does."""
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        if writing:
+            outbox, ws = await stuck_outbox(4)
+        else:
+            ws = FakeSocket(open_gate=True)
+            outbox = Outbox(ws, 4)  # type: ignore[arg-type]
+            outbox.start()
+            assert outbox.put("f0")
+            while not ws.sent:
+                await asyncio.sleep(0)
+        await outbox.finish()
+        gone = weakref.ref(outbox), weakref.ref(ws)
+        del outbox, ws
+        assert [ref() for ref in gone] == [None, None]
+    finally:
+        gc.enable()

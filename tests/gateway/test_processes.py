@@ -31,7 +31,7 @@ def base_env(**extra: str) -> dict[str, str]:
     env |= {"RUMMY_LOG_LEVEL": "warning", "PYTHONUNBUFFERED": "1"}
     # Whole games played from one address as fast as the machine goes: no limit per address
     # over every route (the limits' defaults otherwise, in Redis).
-    env |= {"RUMMY_LIMIT_ADDRESS_PER_SECOND": "0"} | extra
+    env |= {"RUMMY_LIMIT_ADDRESS_PER_SECOND": "0", "RUMMY_LIMIT_READ_PER_SECOND": "0"} | extra
     return env
 
 

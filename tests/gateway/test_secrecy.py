@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
+from services.gateway.bodies import View
 from shared.core.cards import CardError, cards_str, parse_card, sorted_cards
 from shared.core.events import RoundDealt
 from shared.core.state import GameState
 from shared.infra.gamelog import Loaded, fold_stored
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
-from shared.play.selfplay import VIEW_KEYS as SELF_PLAY_VIEW_KEYS
 from tests.gateway.api import Json, Reply, play_to_end
 from tests.gateway.conftest import MakeStack, Stack
 from tests.secrecy import assert_fields_within, assert_no_stock_order, assert_within, visible
 
-VIEW_KEYS = SELF_PLAY_VIEW_KEYS | {"head"}  # the API adds the receipt
+VIEW_KEYS = View.__required_keys__  # the rules core's view and the API's receipt
 # Where lists of cards may appear in a live game's view, and in each event type (paths with
 # list indexes and seat keys blanked); anything else that looks like a list of cards is a leak.
 VIEW_CARDS = {".table[]"}

@@ -14,6 +14,7 @@ import pytest
 from aiohttp import WSCloseCode, WSMsgType
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from services.gateway import state
 from services.gateway.state import GATEWAY
 from tests.gateway.api import Json, check_error, new_id
 from tests.gateway.conftest import LimitClock, MakeStack, Stack
@@ -46,6 +47,8 @@ async def answer_and_view(ws: Any, command_id: str) -> tuple[Json, Json]:
         if doc["type"] == "answer":
             assert doc["id"] == command_id
             answer = doc
+            if "view" in doc:  # the view the command made, in the same frame
+                views.append(doc["view"])
         elif doc["type"] == "view":
             views.append(doc["view"])
     return answer, views[-1]
@@ -151,6 +154,81 @@ async def test_after_n_sends_the_missed_events_filtered_then_the_view(stack: Sta
         view = await receive(ws)
         assert view["type"] == "view" and view["view"] == await api.view(game_id, token)
         await ws.close()
+
+
+async def test_a_long_catch_up_comes_in_pages_in_order_then_the_view(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "CATCH_UP_PAGE", 3)
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    for _ in range(4):
+        seat = turn_of(await api.view(game_id))
+        reply = await api.command(game_id, tokens[seat], {"id": new_id(), "type": "draw"})
+        assert reply.status == 200
+    version = (await api.view(game_id))["version"]
+    assert version > 7  # pages of three: at least three of them
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws?after=1&token={tokens[0]}")
+    pages = []
+    doc = await receive(ws)
+    while doc["type"] == "events":
+        pages.append(doc["events"])
+        doc = await receive(ws)
+    assert doc["type"] == "view" and doc["view"]["version"] == version
+    assert [len(page) for page in pages[:-1]] == [3] * (len(pages) - 1)
+    assert 1 <= len(pages[-1]) <= 3
+    caught_up = [event for page in pages for event in page]
+    assert [e["version"] for e in caught_up] == list(range(2, version + 1))
+    assert caught_up == await api.events(game_id, tokens[0], after=1)
+    await ws.close()
+
+
+async def test_a_sync_again_is_served_from_the_texts_kept_and_loads_the_game_once(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "CATCH_UP_PAGE", 3)
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    for _ in range(3):
+        seat = turn_of(await api.view(game_id))
+        reply = await api.command(game_id, tokens[seat], {"id": new_id(), "type": "draw"})
+        assert reply.status == 200
+    version = (await api.view(game_id))["version"]
+    gw = stack.server.app[GATEWAY]
+    loads: list[str] = []
+    load = gw.games.load
+
+    async def counted(game: str, fresh: bool = False) -> Any:
+        loads.append(game)
+        return await load(game, fresh)
+
+    async def sync(ws: Any) -> list[Json]:
+        await ws.send_json({"type": "sync", "after": 0})
+        caught_up: list[Json] = []
+        doc = await receive(ws)
+        while doc["type"] == "events":
+            caught_up += doc["events"]
+            doc = await receive(ws)
+        assert doc["type"] == "view" and doc["view"]["version"] == version
+        return caught_up
+
+    ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[0]}")
+    await view_at_least(ws, version)
+    monkeypatch.setattr(gw.games, "load", counted)
+    first = await sync(ws)
+    assert loads == [game_id]  # once for the sync: its pages and the push
+    reads = gw.frames.reads
+    assert reads >= 3  # pages of three
+    again = await sync(ws)
+    assert again == first == await api.events(game_id, tokens[0])
+    assert gw.frames.reads == reads  # the second catch-up read no log
+    # Another seat's catch-up is its own (its hand, not seat 0's).
+    other = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[1]}")
+    await view_at_least(other, version)
+    assert await sync(other) == await api.events(game_id, tokens[1])
+    assert gw.frames.reads > reads
+    await ws.close()
+    await other.close()
 
 
 async def test_a_socket_may_authenticate_with_its_first_message(stack: Stack) -> None:
@@ -310,3 +388,153 @@ async def test_pushes_go_on_after_a_failure_while_handling_news(stack: Stack) ->
     assert failures == ["news", "push"]
     assert (await view_at_least(ws, reply.body["version"]))["version"] > version
     await ws.close()
+
+
+async def test_a_closed_socket_leaves_no_cycle_for_the_collector(stack: Stack) -> None:
+    """A socket that closes is freed by reference counting: left in a cycle, every closed
+    socket (its request, connection and buffers) would wait for a full collection, which walks
+    the whole heap at once (a pause that grew with the sockets and games alive)."""
+    import gc
+
+    from aiohttp.web_ws import WebSocketResponse
+
+    from services.gateway.hub import Watcher
+    from services.gateway.outbox import Outbox
+
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    seat = turn_of(await api.view(game_id))
+    hub = stack.client.app[GATEWAY].hub
+    gc.collect()
+    for query in (f"?token={tokens[seat]}", ""):  # a seat (with a command) and a spectator
+        ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws{query}")
+        await receive(ws)
+        if query:
+            await ws.send_json({"id": "c1", "type": "draw"})
+            await answer_and_view(ws, "c1")
+        await ws.close()
+    deadline = time.monotonic() + WAIT
+    while hub.watchers.get(game_id) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # the handlers' last steps after leaving the hub
+    assert not hub.watchers.get(game_id)
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, Outbox | Watcher | WebSocketResponse)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == [], kinds(left)
+
+
+def kinds(objects: list[Any]) -> dict[str, int]:
+    """How many of each type (for a failure's message)."""
+    found: dict[str, int] = {}
+    for o in objects:
+        found[type(o).__qualname__] = found.get(type(o).__qualname__, 0) + 1
+    return found
+
+
+async def _gated_news(stack: Stack) -> asyncio.Event:
+    """Hold the gateway's handling of news until the returned event is set."""
+    hub = stack.client.app[GATEWAY].hub
+    gate = asyncio.Event()
+    handle = hub.on_news
+
+    async def held(game: str, version: int, types: list[str], items: list[Any]) -> None:
+        await gate.wait()
+        await handle(game, version, types, items)
+
+    hub.on_news = held
+    return gate
+
+
+async def test_the_answer_and_the_view_it_made_come_in_one_frame(stack: Stack) -> None:
+    """The seat that sent a command on its socket gets one frame for it, the answer with the
+    view of its change (byte for byte the view it would be pushed), even when the answer comes
+    before the news; every other watcher gets the view alone: two frames a turn, not three."""
+    api = stack.api
+    gw = stack.client.app[GATEWAY]
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    seat = turn_of(await api.view(game_id))
+    mover = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[seat]}")
+    other = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[1 - seat]}")
+    first = (await receive(mover))["view"]
+    await receive(other)
+    gate = await _gated_news(stack)
+    await mover.send_json({"id": "c1", "type": "draw"})
+    watcher = next(w for w in gw.hub.watchers[game_id] if w.viewer == seat)
+    deadline = time.monotonic() + WAIT
+    while not watcher.answers and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    assert watcher.answers  # answered before the news: the answer waits for its view
+    gate.set()
+    doc = await receive(mover)
+    assert doc["type"] == "answer" and doc["id"] == "c1" and doc["status"] == 200
+    version = doc["body"]["version"]
+    assert version > first["version"] and doc["view"]["version"] == version
+    assert doc["view"] == await api.view(game_id, tokens[seat])
+    pushed = await receive(other)
+    assert pushed["type"] == "view" and pushed["view"]["version"] == version
+    # Nothing else came for that change: the next frame on the mover's socket answers the next
+    # command (a view of that version alone would have been queued before it).
+    await mover.send_json({"id": "c2", "type": "draw"})  # refused: drawn already this turn
+    nxt = await receive(mover)
+    assert nxt["type"] == "answer" and nxt["id"] == "c2" and nxt["status"] != 200
+    assert "view" not in nxt or nxt["view"]["version"] > version
+    await mover.close()
+    await other.close()
+
+
+async def test_an_answer_whose_news_never_comes_brings_its_view_from_the_log(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state, "ANSWER_WAIT", 0.05)
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    seat = turn_of(await api.view(game_id))
+    mover = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[seat]}")
+    await receive(mover)
+    await _gated_news(stack)  # never opened
+    await mover.send_json({"id": "c1", "type": "draw"})
+    doc = await receive(mover)
+    assert doc["type"] == "answer" and doc["id"] == "c1" and doc["status"] == 200
+    assert doc["view"]["version"] == doc["body"]["version"]
+    assert doc["view"] == await api.view(game_id, tokens[seat])
+    await mover.close()
+
+
+async def test_a_view_whose_news_comes_before_the_answer_waits_for_it(stack: Stack) -> None:
+    """The news of a change may reach the gateway before the answer to the command that made
+    it: the view is held back for the socket that sent the command, and comes in one frame
+    with the answer."""
+    api = stack.api
+    gw = stack.client.app[GATEWAY]
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    seat = turn_of(await api.view(game_id))
+    mover = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[seat]}")
+    other = await stack.client.ws_connect(f"/api/games/{game_id}/ws?token={tokens[1 - seat]}")
+    first = (await receive(mover))["view"]
+    await receive(other)
+    gate = asyncio.Event()
+    submit = gw.submit
+
+    async def answered_late(*args: Any) -> Any:
+        answer = await submit(*args)
+        await gate.wait()  # the referee has answered; the gateway hands it on only now
+        return answer
+
+    gw.submit = answered_late
+    await mover.send_json({"id": "c1", "type": "draw"})
+    pushed = await receive(other)  # the news came, and was pushed to the other seat
+    assert pushed["type"] == "view" and pushed["view"]["version"] > first["version"]
+    watchers = {w.viewer: w for w in gw.hub.watchers[game_id]}
+    assert watchers[seat].held and watchers[seat].sent_version == first["version"]
+    gate.set()
+    doc = await receive(mover)
+    assert doc["type"] == "answer" and doc["id"] == "c1" and doc["status"] == 200
+    assert doc["view"]["version"] == pushed["view"]["version"]
+    assert doc["view"] == await api.view(game_id, tokens[seat])
+    await mover.close()
+    await other.close()

@@ -26,10 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.helpers import bots, command_json, hand_text, table_text
+from engine.helpers import bots, hand_text, table_text
 
 from shared.core.codes import Rejection
-from shared.core.commands import Command
+from shared.core.commands import Command, command_json
 from shared.core.events import (
     CardDrawn,
     Event,

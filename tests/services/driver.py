@@ -13,28 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.core.cards import card_str
-from shared.core.commands import Discard, Draw, End, Pass, Play
+from shared.core.commands import command_json
 from shared.core.state import GameState
 from shared.core.views import seat_view
-from shared.infra.bus import CommandEntry, Requester
+from shared.infra.bus import Requester
 from shared.infra.gamelog import GameLog
+from shared.infra.protocol import CommandEntry
 from shared.play.bots import BOTS
-
-
-def command_body(command: Any) -> dict[str, Any]:
-    """A bot's command as the JSON body a client sends."""
-    if isinstance(command, Play):
-        return {"type": "play", "layout": [[card_str(c) for c in m] for m in command.layout]}
-    if isinstance(command, Draw):
-        return {"type": "draw", "source": command.source}
-    if isinstance(command, Discard):
-        return {"type": "discard", "card": card_str(command.card)}
-    if isinstance(command, End):
-        return {"type": "end"}
-    if isinstance(command, Pass):
-        return {"type": "pass"}
-    raise TypeError(command)
 
 
 @dataclass
@@ -103,7 +88,7 @@ async def drive(
             continue
         waiting_since = None
         seat = state.turn.seat
-        body = command_body(players[seat].choose(seat_view(state, seat), rng))
+        body = command_json(players[seat].choose(seat_view(state, seat), rng), with_seat=False)
         cid = f"{seat}:{uuid.uuid4().hex}"
         entry = CommandEntry(game_id, "seat", cid, body, seat=seat)
         for attempt in range(attempts):

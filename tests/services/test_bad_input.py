@@ -17,8 +17,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.referee.referee import Referee
-from shared.infra.bus import MAX_ENTRY_BYTES, REFEREES, CommandEntry, partition_of
+from shared.infra.bus import REFEREES, partition_of
 from shared.infra.chain import verify_chain
+from shared.infra.protocol import MAX_ENTRY_BYTES, CommandEntry
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive
 

@@ -11,9 +11,11 @@ from typing import Any
 
 from services.scoring.scoring import Scoring
 from shared.core.cards import card_str
-from shared.infra.bus import SCORING, CommandEntry, partition_of
+from shared.infra.bus import SCORING, partition_of
 from shared.infra.chain import verify_chain
+from shared.infra.consumer import Delivery
 from shared.infra.gamelog import fold_stored
+from shared.infra.protocol import CommandEntry
 from shared.infra.stored import StoredEvent
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive
@@ -172,8 +174,8 @@ async def test_scoring_records_a_sheet_once_under_redelivery(stack: Stack) -> No
     # entry is handled again and again (a redelivery).
     await asyncio.gather(*(s.catch_up(game_id) for s in scorers for _ in range(2)))
     for scorer in scorers:
-        await scorer.handle(feed, *ended[0])
-        await scorer.handle(feed, *ended[0])
+        for _ in range(2):
+            await scorer.reader.handle(Delivery(feed, SCORING, *ended[0], deliveries=1))
     assert sum(s.registry.get_sample_value("scoring_sheets_total") or 0 for s in scorers) == 1
 
     await stack.until(lambda: _round(stack, game_id, 2))

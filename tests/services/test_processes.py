@@ -106,14 +106,8 @@ def metric_total(text: str, name: str) -> float:
     return total
 
 
-async def consumer_pending(client: Any, keys: Keys, consumer: str) -> int:
-    total = 0
-    for partition in range(PARTITIONS):
-        summary = await client.xpending(keys.command_stream(partition), REFEREES)
-        for row in summary.get("consumers") or []:
-            if row["name"] in (consumer, consumer.encode()):
-                total += int(row["pending"])
-    return total
+# Looks for a moment when a referee holds the game's partition (none does between two holders).
+CATCH_TRIES = 10
 
 
 async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Deployment) -> None:
@@ -131,28 +125,30 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             bots = ["greedy", "random", "greedy"]
             driving = asyncio.create_task(drive(requester, games, game_id, bots, seed=7))
 
-            # Mid-game, freeze the referee that holds the game's partition until a command of
-            # the game is in its hands (read, not acknowledged), then kill it. A referee frozen
-            # between two reads takes nothing (its lease runs out and the other one goes on):
-            # then it is let go and caught again.
+            # Mid-game, freeze the referee that holds the game's partition with a command of
+            # the game in its hands (read, not acknowledged), then kill it. The command is the
+            # one it was reading or handling when frozen, else the driver's next one: nobody
+            # else reads the partition while the frozen referee holds its lease, so it is read
+            # from the group under the frozen referee's name, as its own read would have (a
+            # stopped process cannot be made to read; what the stream then holds is exactly
+            # what a crash between a read and its acknowledgement leaves).
             await until(lambda: _version_at_least(games, game_id, 30), 60, every=0.005)
-            lease = keys.lease(partition_of(game_id, PARTITIONS))
-            for _ in range(10):
+            partition = partition_of(game_id, PARTITIONS)
+            lease, stream = keys.lease(partition), keys.command_stream(partition)
+            victim = None
+            for _ in range(CATCH_TRIES):
                 holder = await client.get(lease)
                 named = [r for r in referees if holder is not None and r.name == holder.decode()]
                 if not named:
                     await asyncio.sleep(0.2)  # between two holders
                     continue
-                victim = named[0]
-                victim.popen.send_signal(signal.SIGSTOP)
-                try:
-                    await until(partial(_has_pending, client, keys, victim.name), 3, every=0.005)
+                named[0].popen.send_signal(signal.SIGSTOP)
+                if await client.get(lease) == holder:
+                    victim = named[0]
                     break
-                except AssertionError:
-                    victim.popen.send_signal(signal.SIGCONT)
-                    await asyncio.sleep(1.0)
-            else:
-                raise AssertionError("no referee was ever caught holding a command")
+                named[0].popen.send_signal(signal.SIGCONT)  # it lost the lease meanwhile
+            assert victim is not None, "no referee held the game's partition to be frozen"
+            await until(partial(_in_hands, client, stream, victim.name), 30, every=0.002)
             survivor = next(r for r in referees if r is not victim)
             victim.popen.send_signal(signal.SIGKILL)
             victim.popen.wait(5)
@@ -165,6 +161,7 @@ async def test_a_killed_referee_s_game_is_finished_by_the_other(deployment: Depl
             await until(lambda: _no_pending(client, keys), 10, every=0.005)
             _, text = await http_get(session, survivor, "/metrics")
             assert metric_total(text, "referee_commands_total") > 0
+            # It died with a command in its hands: the survivor claimed it.
             assert metric_total(text, "referee_claimed_total") >= 1
             status, _ = await http_get(session, scoring, "/healthz")
             assert status == 200
@@ -218,8 +215,18 @@ async def _version_at_least(games: GameLog, game_id: str, version: int) -> bool:
     return (await games.store.version(game_id))[0] >= version
 
 
-async def _has_pending(client: Any, keys: Keys, consumer: str) -> bool:
-    return await consumer_pending(client, keys, consumer) > 0
+async def _in_hands(client: Any, stream: str, consumer: str) -> bool:
+    """Whether ``consumer`` holds an entry of ``stream`` unacknowledged, reading the next one
+    under its name when it holds none."""
+    summary = await client.xpending(stream, REFEREES)
+    held = {_name(c["name"]): int(c["pending"]) for c in summary.get("consumers") or []}
+    if held.get(consumer, 0) > 0:
+        return True
+    return bool(await client.xreadgroup(REFEREES, consumer, {stream: ">"}, count=1))
+
+
+def _name(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 async def _no_pending(client: Any, keys: Keys) -> bool:

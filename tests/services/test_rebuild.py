@@ -21,8 +21,9 @@ from services.scoring.scoring import INTERESTING
 from shared.core.codes import Rejection
 from shared.core.commands import Command
 from shared.core.events import Event
-from shared.infra.bus import REFEREES, SCORING, CommandEntry
+from shared.infra.bus import REFEREES, SCORING
 from shared.infra.connection import connect
+from shared.infra.protocol import CommandEntry
 from shared.infra.settings import Settings
 from shared.play.bots import BOTS
 from shared.play.selfplay import SelfPlay

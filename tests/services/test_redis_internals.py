@@ -68,7 +68,10 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "srem": (("s", "m"), {}),
     "xack": (("st", "g", "1-0"), {}),
     "xadd": (("st", {b"c": b"{}"}), {"maxlen": 10, "approximate": True}),
+    "xautoclaim": (("st", "g", "c", 5000), {"start_id": "0-0", "count": 10}),
+    "xinfo_groups": (("st",), {}),
     "xlen": (("st",), {}),
+    "xpending_range": (("st", "g"), {"min": "-", "max": "+", "count": 10}),
     "xrange": (("st",), {"min": "1-0", "max": "+", "count": 5}),
     "xrevrange": (("st",), {"count": 1}),
     "zadd": (("z", {"m": 1.0}), {"xx": True, "ch": True}),
@@ -184,6 +187,12 @@ REPLIES: list[tuple[str, int, Any]] = [
     ("xread", 3, {b"st": [[b"1-0", [b"c", b"x"]]]}),
     ("xread", 2, [[b"st", [[b"1-0", [b"c", b"x"]]]]]),
     ("sismember", 3, 1),
+    ("xautoclaim", 3, [b"0-0", [[b"1-0", [b"c", b"x"]]], []]),
+    ("xautoclaim", 2, [b"0-0", [[b"1-0", [b"c", b"x"]]], []]),
+    ("xpending_range", 2, [[b"1-0", b"c", 10, 1]]),
+    ("xpending_range", 3, [[b"1-0", b"c", 10, 1]]),
+    ("xinfo_groups", 2, [[b"name", b"g", b"consumers", 1, b"pending", 0, b"lag", 0]]),
+    ("xinfo_groups", 3, [{b"name": b"g", b"consumers": 1, b"pending": 0, b"lag": 0}]),
     ("exists", 3, ResponseError("WRONGTYPE Operation against a key")),
 ]
 
@@ -353,3 +362,36 @@ async def test_the_embedded_stand_in_takes_a_blocking_pool() -> None:
         assert await client.eval("return 1", 0) == 1  # fakeredis[lua]: the store's script
     finally:
         await client.aclose()
+
+
+CLUSTER = (
+    "ClusterClient (shared/infra/cluster.py) and AutoPipeline._send (shared/infra/autopipe.py)"
+)
+
+
+async def test_the_cluster_client_routes_through_determine_slot() -> None:
+    """``ClusterClient`` overrides ``RedisCluster._determine_slot`` (a stream read's slot, worked
+    out locally); the client and its pipeline route keyed commands through it."""
+    cluster_class = internal("redis.asyncio.cluster", "RedisCluster", CLUSTER)
+    method = getattr(cluster_class, "_determine_slot", None)
+    check(inspect.iscoroutinefunction(method), "RedisCluster._determine_slot is gone", CLUSTER)
+    params = list(inspect.signature(method).parameters)
+    check(params == ["self", "command", "args"], f"_determine_slot takes {params}", CLUSTER)
+    for owner, name in [("RedisCluster", "get_nodes_from_slot"), ("PipelineStrategy", "_execute")]:
+        source = inspect.getsource(getattr(internal("redis.asyncio.cluster", owner, CLUSTER), name))
+        check("_determine_slot" in source, f"{owner}.{name} no longer calls it", CLUSTER)
+    retried = getattr(cluster_class, "ERRORS_ALLOW_RETRY", None)
+    check(isinstance(retried, tuple), "RedisCluster.ERRORS_ALLOW_RETRY is gone", CLUSTER)
+
+
+def test_a_cluster_pipeline_takes_evalsha_as_a_plain_command() -> None:
+    """The auto-pipeline records EVALSHA with ``execute_command``: the ``evalsha`` method of a
+    cluster pipeline refuses it by name."""
+    from redis.asyncio.cluster import RedisCluster
+    from redis.exceptions import RedisClusterException
+
+    pipe = RedisCluster(host="127.0.0.1", port=1).pipeline(transaction=False)
+    with pytest.raises(RedisClusterException, match="blocked"):
+        pipe.evalsha("f" * 40, 1, "k")
+    pipe.execute_command("EVALSHA", "f" * 40, 1, "k")
+    check(len(pipe) == 1, "ClusterPipeline.execute_command does not record", CLUSTER)

@@ -126,3 +126,40 @@ async def _finished(stack: Stack, game_id: str) -> bool:
 
 async def _is_empty(members: Any) -> bool:
     return not await members
+
+
+async def test_the_feed_pending_gauge_counts_what_the_scorers_hold_unacknowledged(
+    stack: Stack,
+) -> None:
+    """``scoring_feed_pending`` (which an alert watches) is the scorers' group's pending count
+    per partition: entries a scorer read and has not acknowledged."""
+    scoring = stack.scoring
+    game_id = await create_game(stack.requester, "robbers", 2)
+    partition = partition_of(game_id, stack.settings.partitions)
+    feed = stack.keys.feed(partition)
+    await stack.until(lambda: _group_read(stack, feed))
+    await stack.client.xadd(feed, {b"x": b"1"})
+    await stack.client.xadd(feed, {b"x": b"2"})
+    # Another scorer of the group takes both and never acknowledges them.
+    await stack.client.xreadgroup(SCORING, "held-by-test", {feed: ">"}, count=2)
+    labels = {"partition": str(partition)}
+    await scoring.update_feed_gauges()
+    pending = scoring.registry.get_sample_value("scoring_feed_pending", labels)
+    assert pending is not None and pending >= 2
+    await stack.client.xack(feed, SCORING, *[e for e, _ in await _pending_ids(stack, feed)])
+    await scoring.update_feed_gauges()
+    assert scoring.registry.get_sample_value("scoring_feed_pending", labels) == 0
+
+
+async def _group_read(stack: Stack, feed: str) -> bool:
+    groups = await stack.client.xinfo_groups(feed)
+    return any(_name(g["name"]) == SCORING for g in groups)
+
+
+def _name(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def _pending_ids(stack: Stack, feed: str) -> list[tuple[Any, Any]]:
+    rows = await stack.client.xpending_range(feed, SCORING, min="-", max="+", count=100)
+    return [(row["message_id"], row["consumer"]) for row in rows]

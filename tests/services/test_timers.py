@@ -8,8 +8,9 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
-from shared.infra.bus import REFEREES, CommandEntry, partition_of
+from shared.infra.bus import REFEREES, partition_of
 from shared.infra.chain import verify_chain
+from shared.infra.protocol import CommandEntry
 from tests.services.conftest import Stack
 from tests.services.conftest import settled as streams_settled
 from tests.services.driver import create_game

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from dataclasses import replace
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -12,7 +13,8 @@ import msgpack
 import pytest
 
 from shared.infra import codec
-from shared.infra.chain import chain, verify_chain
+from shared.infra.chain import chain, event_salt, verify_chain
+from shared.infra.chain import sealed_chain as chain_sealed
 from shared.infra.codec import CodecError, Upcasters, decode, decode_stored, encode
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
@@ -264,3 +266,58 @@ def test_the_shortcut_for_chained_data_encodes_and_hashes_exactly_the_same() -> 
     fresh = chain("g1", [NewEvent("T", data)], 1, GENESIS_HASH, None, 5)
     decoded = [decode_stored(encode(e, data_ready=True)) for e in fresh]
     assert verify_chain(decoded) is None  # the hashes check out on read
+
+
+def test_a_salted_event_round_trips_and_its_hash_covers_the_salt() -> None:
+    key = b"\x07" * 32
+    unsalted, salted = (
+        chain("game-1", [GOLDEN], 1, GENESIS_HASH, "cmd-1", 1.0, salt_key)[0]
+        for salt_key in (None, key)
+    )
+    assert unsalted.salt is None and "salt" not in record_of(unsalted)
+    assert salted.salt == codec_salt(key) and record_of(salted)["salt"] == salted.salt
+    assert salted.hash != unsalted.hash
+    assert decode(encode(salted)) == salted and verify_chain([salted]) is None
+    assert verify_chain([replace(salted, salt=codec_salt(b"\x08" * 32))]) == 0
+    assert verify_chain([replace(salted, salt=None)]) == 0
+
+
+def codec_salt(key: bytes) -> str:
+    return event_salt(key, "game-1", 1)
+
+
+@pytest.mark.parametrize(
+    ("salt", "message"),
+    [("ab" * 8, "salt is not 32"), ("AB" * 16, "salt is not 32"), (7, "salt is not 32")],
+)
+def test_a_malformed_salt_is_refused(salt: object, message: str) -> None:
+    with pytest.raises(CodecError, match=message):
+        decode_stored(raw_record(salt=salt))
+
+
+@pytest.mark.parametrize("salt_key", [None, b"\x07" * 32])
+@pytest.mark.parametrize("command_id", [None, "c-1"])
+def test_an_event_packed_once_has_the_hash_and_record_of_packing_it_twice(
+    salt_key: bytes | None, command_id: str | None
+) -> None:
+    """The append path packs each event once for its hash and record: the same bytes as
+    ``encode`` and the same hash as ``envelope_hash``, so the logs do not change."""
+    big = {"cards": list(range(40)), "name": "x" * 300, "nested": {"z": [1.5, None], "a": b"\x01"}}
+    news = [NewEvent("T", {"card": 1}), NewEvent("U", big, schema=3, actor="seat:1")]
+    events, sealed = chain_sealed("game-1", news, 7, "ab" * 32, command_id, 5, salt_key)
+    assert len(sealed) == len(events) == 2
+    for event, (digest, record, data) in zip(events, sealed, strict=True):
+        assert record == encode(event)
+        assert digest == event.hash == codec.envelope_hash(event.hashed_fields())
+        assert decode_stored(record) == event
+        assert data == msgpack.packb(event.data) and data in record
+    assert events == chain("game-1", news, 7, "ab" * 32, command_id, 5, salt_key)
+    assert verify_chain(events, start_version=7, prev_hash="ab" * 32) is None
+
+
+def test_sealing_refuses_what_cannot_be_packed_naming_it() -> None:
+    fields = chain("game-1", [GOLDEN], 1, GENESIS_HASH, None, 1.0)[0].hashed_fields()
+    with pytest.raises(CodecError, match="envelope"):
+        codec.seal({**fields, "actor": "\ud800"})
+    with pytest.raises(CodecError, match="no fmt or hash"):
+        codec.seal({**fields, "hash": "0" * 64})

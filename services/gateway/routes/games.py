@@ -10,15 +10,17 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from services.gateway.auth import HOST
+from services.gateway.bodies import Created, CreateGame
 from services.gateway.errors import ApiError, status_for
 from services.gateway.idempotency import HEADER as IDEMPOTENCY_HEADER
 from services.gateway.idempotency import request_key
-from services.gateway.lobby import PAGE, STATUSES
+from services.gateway.lobby import MAX_CURSOR, MAX_PAGE, PAGE, STATUSES
 from services.gateway.params import bearer_token, json_body, seat_of, whole_number
 from services.gateway.state import GATEWAY, Gateway
+from shared.core.botnames import BOT_NAMES, BOTS_ALLOWED
 from shared.core.rulesets import RuleSetError, check_seats, rule_set
 from shared.infra import jsontext
-from shared.infra.bus import CommandEntry
+from shared.infra.protocol import CommandEntry
 
 
 async def create_game(request: web.Request) -> web.Response:
@@ -26,7 +28,7 @@ async def create_game(request: web.Request) -> web.Response:
     address = await gw.limits.at_address(request, gw.limits.create)
     key = request_key(request)
     body = await json_body(request)
-    unknown = set(body) - {"rules", "seats", "options", "seed"}
+    unknown = body.keys() - CreateGame.__annotations__
     if unknown:
         raise ApiError(422, "bad_request", f"unknown fields {sorted(unknown)}")
     try:
@@ -34,6 +36,16 @@ async def create_game(request: web.Request) -> web.Response:
         check_seats(rules, body.get("seats"))
     except RuleSetError as err:
         raise ApiError(422, "bad_options", str(err), option=err.option) from None
+    bots = body.get("bots") or []
+    if not isinstance(bots, list) or len(bots) >= body["seats"]:
+        raise ApiError(
+            422, "bad_request", "'bots' must be a list of bot names, fewer than the seats"
+        )
+    for bot in bots:
+        if bot not in BOT_NAMES:
+            raise ApiError(
+                422, "bad_request", f"'bots' holds {bot!r}; allowed: {BOTS_ALLOWED}", option="bots"
+            )
     seed = body.get("seed")
     if seed is not None:
         if not gw.settings.allow_seeded_games:
@@ -47,6 +59,8 @@ async def create_game(request: web.Request) -> web.Response:
     payload = {"rules": body["rules"], "seats": body["seats"], "options": body.get("options") or {}}
     if seed is not None:
         payload["seed"] = seed
+    if bots:
+        payload["bots"] = bots  # (a retry with other bots is another request)
     # A retry with the same key names the same game (its create command is answered as it was).
     game_id = await gw.idempotency.create(address, key, payload, "g" + secrets.token_hex(8))
     entry = CommandEntry(game_id, "create", "create", payload, at=time.time())
@@ -58,8 +72,16 @@ async def create_game(request: web.Request) -> web.Response:
         await gw.lobby.move(game_id, "waiting", time.time())
     elif (await gw.load(game_id)).state.status in ("new", "waiting"):
         await gw.lobby.move(game_id, "waiting")  # the first try's answer may never have come
+    for number, bot in enumerate(bots):
+        # A retry of the create seats the same bots once: each sit's command id is its own.
+        sit = CommandEntry(game_id, "sit", f"sit:bot:{number}", {"bot": bot}, at=time.time())
+        answer = await gw.forward(sit)
+        if answer["status"] != "accepted":
+            code = answer.get("code") or "bad_request"
+            raise ApiError(status_for(code), code, answer.get("message") or code)
     host_token = await gw.tokens.issue(game_id, HOST)
-    return web.json_response({"game_id": game_id, "host_token": host_token}, status=201)
+    created: Created = {"game_id": game_id, "host_token": host_token}
+    return web.json_response(created, status=201)
 
 
 async def forward_keyed(gw: Gateway, entry: CommandEntry, key: str) -> dict[str, Any]:
@@ -87,19 +109,19 @@ async def forward_keyed(gw: Gateway, entry: CommandEntry, key: str) -> dict[str,
 
 async def list_games(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
+    gw.limits.read(request)
     status = request.query.get("status", "waiting")
     if status not in STATUSES:
         raise ApiError(422, "bad_request", f"status must be one of {', '.join(STATUSES)}")
-    cursor = whole_number(request.query.get("cursor", "0"), "cursor", 10**9)
-    limit = whole_number(request.query.get("limit", str(PAGE)), "limit", 200)
-    if limit == 0:
-        raise ApiError(422, "bad_request", "limit must be 1-200")
+    cursor = whole_number(request.query.get("cursor", "0"), "cursor", MAX_CURSOR)
+    limit = whole_number(request.query.get("limit", str(PAGE)), "limit", MAX_PAGE, minimum=1)
     return web.json_response(await gw.lobby.page(status, cursor, limit))
 
 
 async def get_game(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
+    gw.limits.read(request)
     loaded = await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=False)
     return web.json_response(gw.view(loaded, seat_of(role)), dumps=jsontext.dumps)

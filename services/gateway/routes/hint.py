@@ -33,7 +33,7 @@ GOALS = ("cards", "points", "opening")
 async def hint(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    await gw.limits.at_address(request)
+    address = await gw.limits.at_address(request)
     loaded = await gw.load(game_id)
     role = await gw.viewer(request, game_id, required=True)
     if role is None or not role.isdigit():
@@ -61,4 +61,4 @@ async def hint(request: web.Request) -> web.Response:
         args = (view.rules, view.table, view.hand, view.opened, goal, flag == "true", about)
         return jobs.hint, args
 
-    return respond(await gw.answers.answer("hint", key, job, gw.settings.hint_seconds))
+    return respond(await gw.answers.answer("hint", key, job, gw.settings.hint_seconds, address))

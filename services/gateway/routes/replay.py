@@ -28,6 +28,7 @@ from aiohttp import web
 from services.gateway import jobs
 from services.gateway.answers import Job, respond
 from services.gateway.errors import ApiError
+from services.gateway.params import whole_number
 from services.gateway.state import GATEWAY, Gateway
 from shared.audit.record import MEDIA_TYPE
 from shared.audit.replay import SPECTATOR
@@ -46,11 +47,7 @@ def is_operator(request: web.Request, operator_token: str) -> bool:
 
 def _number(request: web.Request, name: str) -> int | None:
     text = request.query.get(name)
-    if text is None:
-        return None
-    if not text.isdigit() or int(text) < 1:
-        raise ApiError(422, "bad_request", f"{name} must be a whole number from 1, got {text!r}")
-    return int(text)
+    return None if text is None else whole_number(text, name, minimum=1)
 
 
 async def _records(gw: Gateway, game_id: str, version: int) -> list[bytes]:
@@ -61,7 +58,7 @@ async def _records(gw: Gateway, game_id: str, version: int) -> list[bytes]:
 async def replay_turn(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    await gw.limits.at_address(request, gw.limits.replay)
+    address = await gw.limits.at_address(request, gw.limits.replay)
     turn, version = _number(request, "turn"), _number(request, "version")
     if (turn is None) == (version is None):
         raise ApiError(422, "bad_request", "give either ?turn=N or ?version=V")
@@ -77,13 +74,13 @@ async def replay_turn(request: web.Request) -> web.Response:
         return jobs.replay, (records, turn, version, viewer, head)
 
     key = (game_id, loaded.version, turn, version, viewer)
-    return respond(await gw.answers.answer("replay", key, job, gw.settings.replay_seconds))
+    return respond(await gw.answers.answer("replay", key, job, gw.settings.replay_seconds, address))
 
 
 async def export_game(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    await gw.limits.at_address(request, gw.limits.replay)
+    address = await gw.limits.at_address(request, gw.limits.replay)
     loaded = await gw.load(game_id)
     operator = is_operator(request, gw.settings.operator_token)
     if loaded.state.status != "finished" and not operator:
@@ -97,7 +94,7 @@ async def export_game(request: web.Request) -> web.Response:
     async def job() -> Job:
         return jobs.export, (await _records(gw, game_id, loaded.version),)
 
-    answer = await gw.answers.answer("export", None, job, gw.settings.replay_seconds)
+    answer = await gw.answers.answer("export", None, job, gw.settings.replay_seconds, address)
     return respond(
         answer,
         content_type=MEDIA_TYPE,

@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from services.gateway.openapi import openapi_document
+from services.gateway.state import GATEWAY
 from shared.core.rulesets import ALIASES, MAX_SEATS, MIN_SEATS, OPTIONS, PRESETS
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -125,7 +126,10 @@ def add_routes(app: web.Application, root: Path = WEB_DIR) -> None:
         return _file_response(request, path)
 
     async def rules_handler(request: web.Request) -> web.Response:
-        return web.json_response(rules)
+        # Whether this server takes a fixed deal seed: the lobby offers the field only then.
+        gw = request.app.get(GATEWAY)
+        seeded = gw is not None and gw.settings.allow_seeded_games
+        return web.json_response({**rules, "seeded_games": seeded})
 
     app.router.add_get("/", page)
     app.router.add_get("/web/{path:.+}", asset)

@@ -3,6 +3,8 @@ authentications its client sends on it."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -12,15 +14,31 @@ from services.gateway.hub import Watcher
 from services.gateway.outbox import CLOSE_SECONDS, Outbox
 from services.gateway.params import bearer_token, seat_of, whole_number
 from services.gateway.ratelimit import SocketLimits
-from services.gateway.state import GATEWAY, Gateway
+from services.gateway.state import CATCH_UP_PAGE, GATEWAY, Gateway
 from shared.infra import jsontext
 from shared.infra.settings import Settings
 
 
 async def websocket(request: web.Request) -> web.StreamResponse:
     gw = request.app[GATEWAY]
-    game_id = request.match_info["game_id"]
     address = await gw.limits.at_address(request)  # a connection costs a load and a first push
+    if gw.sockets.get(address, 0) >= gw.settings.sockets_per_address:
+        raise ApiError(
+            429,
+            "too_many_sockets",
+            f"this address has {gw.settings.sockets_per_address} WebSockets open, the most it "
+            "may (RUMMY_SOCKETS_PER_ADDRESS); close one first",
+        )
+    gw.sockets[address] = gw.sockets.get(address, 0) + 1  # counted before anything awaits
+    try:
+        return await _serve_socket(gw, request, address)
+    finally:
+        if (left := gw.sockets.pop(address, 1) - 1) > 0:
+            gw.sockets[address] = left
+
+
+async def _serve_socket(gw: Gateway, request: web.Request, address: str) -> web.StreamResponse:
+    game_id = request.match_info["game_id"]
     await gw.load(game_id)
     _check_origin(request, gw.settings)
     role = await gw.viewer(request, game_id, required=False)
@@ -50,8 +68,21 @@ async def websocket(request: web.Request) -> web.StreamResponse:
     finally:
         gw.hub.remove(watcher)
         gw.metrics.sockets.dec()
-        await outbox.finish()
+        try:
+            await outbox.finish()
+        finally:  # (also when the handler is cancelled there: its connection lost)
+            _let_go(request)
     return ws
+
+
+def _let_go(request: web.Request) -> None:
+    """Break the cycle aiohttp leaves of a finished socket: its connection's protocol keeps the
+    socket's data callback (protocol -> socket -> protocol). Left, every closed socket, with its
+    request, connection and buffers, would wait for a full collection, which walks the whole
+    heap at once: a pause that grows with the sockets and games alive."""
+    protocol = request.protocol
+    if getattr(protocol, "_data_received_cb", None) is not None:
+        protocol._data_received_cb = None
 
 
 async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: SocketLimits) -> None:
@@ -69,6 +100,7 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
     if "token" in body and body.get("type") in (None, "auth"):
         if refused := await limits.sync():
             outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            await gw.tarpit.hold(limits.address, refused.retry_after)  # this socket's reads wait
             return
         role = await gw.tokens.role(watcher.game_id, str(body["token"]))
         if role is None:
@@ -79,13 +111,18 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
         await gw.push(watcher, force=True, since=0)
         return
     if body.get("type") == "sync":
-        if refused := await limits.sync():
-            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
-            return
         after = body.get("after", 0)
-        ok = isinstance(after, int) and not isinstance(after, bool) and after >= 0
+        since = (
+            after if isinstance(after, int) and not isinstance(after, bool) and after >= 0 else 0
+        )
+        loaded = await gw.games.load(watcher.game_id, fresh=True)  # (the push's too)
+        pages = max(1, math.ceil((loaded.version - since) / CATCH_UP_PAGE))
+        if refused := await limits.sync(pages):
+            outbox.put(jsontext.dumps(refused.frame(body.get("id"))))
+            await gw.tarpit.hold(limits.address, refused.retry_after)  # this socket's reads wait
+            return
         watcher.catch_up = True
-        await gw.push(watcher, force=True, since=after if ok else 0)
+        await gw.push(watcher, force=True, since=since, loaded=loaded)
         return
     command_id = body.get("id")
     if watcher.viewer is None:
@@ -94,9 +131,16 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
         return
     if refused := await limits.command(watcher.token):  # the same limits as over HTTP
         outbox.put(jsontext.dumps(refused.frame(command_id)))
+        await gw.tarpit.hold(limits.address, refused.retry_after)
         return
-    status, answer = await gw.submit(watcher.game_id, watcher.viewer, body)
-    outbox.put(_answer(command_id, status, answer))
+    watcher.in_flight += 1  # (the hub holds this socket's views back for the answer)
+    try:
+        status, reply = await gw.submit(watcher.game_id, watcher.viewer, body)
+    finally:
+        watcher.in_flight -= 1
+    version = reply.get("version")
+    changed = version if isinstance(version, int) and not isinstance(version, bool) else None
+    gw.answer(watcher, _answer(command_id, status, reply), changed)
 
 
 def _error_frame(code: str, message: str) -> str:
@@ -104,7 +148,7 @@ def _error_frame(code: str, message: str) -> str:
     return jsontext.dumps({"type": "error", **error_body(code, message)})
 
 
-def _answer(command_id: Any, status: int, body: dict[str, Any]) -> str:
+def _answer(command_id: Any, status: int, body: Mapping[str, Any]) -> str:
     """A command's answer over a socket: what the POST would have answered."""
     return jsontext.dumps({"type": "answer", "id": command_id, "status": status, "body": body})
 

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from shared.infra import codec
-from shared.infra.chain import chain
+from shared.infra.chain import sealed_chain
 from shared.infra.keys import check_game_id
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
@@ -43,6 +43,8 @@ class AppendResult:
     # The events' encoded records as stored, when the store has them at hand (the referee puts
     # them in the feed's news, so a gateway need not read them back).
     records: tuple[bytes, ...] = field(default=(), compare=False, repr=False)
+    # Each event's data as packed in its record: what the feed's news carries of it.
+    packed_data: tuple[bytes, ...] = field(default=(), compare=False, repr=False)
 
     def to_record(self) -> str:
         """The outcome as the store remembers it for the command id: ``first last head [fp]``."""
@@ -107,6 +109,7 @@ class EventStore(ABC):
         fingerprint: str | None = None,
         time: float | None = None,
         expected_head: str | None = None,
+        salt_key: bytes | None = None,
     ) -> AppendResult:
         """Append ``events`` to ``game_id`` if it is at ``expected_version``, atomically.
 
@@ -116,7 +119,8 @@ class EventStore(ABC):
         original outcome (``duplicate=True``), whatever the expected version. ``time`` defaults
         to now. ``expected_head`` is the hash of the event at ``expected_version`` as the caller
         knows it (a cached state, a receipt); without it the store reads the head first, which
-        costs a round trip but is still safe (the commit re-checks it).
+        costs a round trip but is still safe (the commit re-checks it). ``salt_key``: the
+        game's secret seed, which salts the events (see :func:`shared.infra.chain.event_salt`).
         """
         check_game_id(game_id)
         if not events:
@@ -130,13 +134,17 @@ class EventStore(ABC):
         if expected_head is None:
             _, expected_head = await self.version(game_id)
         stamp = _time.time() if time is None else time
-        stored = chain(game_id, events, expected_version + 1, expected_head, command_id, stamp)
+        stored, sealed = sealed_chain(
+            game_id, events, expected_version + 1, expected_head, command_id, stamp, salt_key
+        )
         outcome = AppendResult(
             first_version=stored[0].version,
             last_version=stored[-1].version,
             head=stored[-1].hash,
             fingerprint=fingerprint,
             events=tuple(stored),
+            records=tuple(s.record for s in sealed),
+            packed_data=tuple(s.data for s in sealed),
         )
         return await self._commit(game_id, stored, expected_version, expected_head, outcome)
 
@@ -152,7 +160,8 @@ class EventStore(ABC):
         """Atomically: if ``events[0].command_id`` was applied, return its remembered outcome as
         a duplicate; else if the game is not at ``expected_version`` with head
         ``expected_head`` raise; else store ``events``, move the head and remember ``outcome``
-        for the command id, and return ``outcome``."""
+        for the command id, and return ``outcome``. ``outcome.records`` are the events' stored
+        records, packed with their hashes: what the backend stores."""
 
     async def read(
         self, game_id: str, after: int = 0, limit: int | None = None

@@ -46,7 +46,7 @@ class MemoryEventStore(EventStore):
         expected_head: str,
         outcome: AppendResult,
     ) -> AppendResult:
-        records = [codec.encode(event, data_ready=True) for event in events]
+        records = list(outcome.records)  # packed with the hashes, once (``sealed_chain``)
         await pause()  # the chain was computed "client-side": let others interleave, as on Redis
         # From here to the notify there is no await: the check and the write are atomic.
         game = self._games.get(game_id) or _Game()
@@ -61,7 +61,9 @@ class MemoryEventStore(EventStore):
         game.records.extend(records)
         game.head = outcome.head
         if command_id is not None:
-            game.commands[command_id] = replace(outcome, duplicate=True, events=())
+            game.commands[command_id] = replace(
+                outcome, duplicate=True, events=(), records=(), packed_data=()
+            )
         async with self._appended:
             self._appended.notify_all()
         return outcome

@@ -118,7 +118,7 @@ class RedisEventStore(EventStore):
             # Before the first append (it may fail: then the index lists a game at version 0).
             await self.client.sadd(self.keys.games(), game_id)
         command_id = events[0].command_id
-        records = [codec.encode(event, data_ready=True) for event in events]
+        records = list(outcome.records)  # packed with the hashes, once (``sealed_chain``)
         args: list[str | bytes | int] = [
             expected_version,
             expected_head,

@@ -2,11 +2,12 @@
 // published code and message.
 
 export class ApiError extends Error {
-  constructor(status, code, message, body = null) {
+  constructor(status, code, message, body = null, retryAfter = null) {
     super(message);
     this.status = status;
     this.code = code;
     this.body = body;
+    this.retryAfter = retryAfter; // seconds, from a 429's or a 503's Retry-After
   }
 }
 
@@ -47,6 +48,7 @@ async function call(method, path, { token, body, key } = {}) {
       error.code || `http_${response.status}`,
       error.message || response.statusText || "the request failed",
       data,
+      Number(response.headers.get("Retry-After")) || null,
     );
   }
   return data;
@@ -76,8 +78,16 @@ export const api = {
   view: (id, token) => call("GET", game(id), { token }),
   sit: (id, name, seed) => once(`${game(id)}/seats`, seed ? { name, seed } : { name }),
   start: (id, hostToken) => call("POST", `${game(id)}/start`, { token: hostToken }),
+  seatBot: (id, hostToken, bot) =>
+    call("POST", `${game(id)}/seats`, { token: hostToken, body: { bot } }),
+  leave: (id, token, seat) =>
+    call("POST", `${game(id)}/leave`, { token, body: seat === undefined ? {} : { seat } }),
+  cancel: (id, hostToken) => call("POST", `${game(id)}/cancel`, { token: hostToken }),
+  rematch: (id, token) => call("POST", `${game(id)}/rematch`, { token, body: {} }),
+  joinRematch: (id, token) => call("POST", `${game(id)}/rematch/seat`, { token, body: {} }),
   events: (id, token, after = 0) => call("GET", `${game(id)}/events?after=${after}`, { token }),
   replay: (id, token, turn) => call("GET", `${game(id)}/replay?turn=${turn}`, { token }),
+  hint: (id, token) => call("GET", `${game(id)}/hint`, { token }),
 
   /** A seat command; retried once with the same id when the answer is lost (the referee applies
    * a command id once, so a retry is safe). */

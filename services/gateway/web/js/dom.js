@@ -1,4 +1,5 @@
-// Tiny DOM helpers: h() builds elements, announce() speaks through the live region.
+// Tiny DOM helpers: h() builds elements, announce() speaks through the live region, copyText()
+// copies; so no screen builds elements or talks to assistive technology its own way.
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -53,9 +54,4 @@ export async function copyText(text, input) {
     }
   }
   return false;
-}
-
-/** "1 card", "3 cards". */
-export function plural(n, word, many = `${word}s`) {
-  return `${n} ${n === 1 ? word : many}`;
 }

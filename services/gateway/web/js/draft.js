@@ -148,3 +148,31 @@ export function isNewMeld(meld) {
 export function played(draft) {
   return draft.melds.flatMap((m) => m.cards.filter((p) => p.from === "hand").map((p) => p.card));
 }
+
+/** A draft of `table` and `hand` rearranged into `layout` (a whole table, e.g. the solver's):
+ * each meld keeps the id of the table meld it shares most cards with, so what the layout moved
+ * shows as moved; the cards it does not use stay in the hand. */
+export function toward(table, hand, layout) {
+  const start = fromView(table, hand);
+  const pool = [...start.melds.flatMap((m) => m.cards), ...start.hand];
+  const taken = new Set();
+  const draft = { melds: [], hand: [], next: 1 };
+  for (const cards of layout) {
+    const pieces = cards.map((card) => {
+      // a table card where it can be (it must stay on the table), else one from the hand
+      const found =
+        pool.find((p) => !taken.has(p.uid) && p.card === card && p.from !== "hand") ||
+        pool.find((p) => !taken.has(p.uid) && p.card === card);
+      if (!found) throw new Refused(`the layout holds ${card}, which is neither on the table nor in the hand`);
+      taken.add(found.uid);
+      return found;
+    });
+    const counts = new Map();
+    for (const p of pieces) if (p.from !== "hand") counts.set(p.from, (counts.get(p.from) || 0) + 1);
+    const used = new Set(draft.melds.map((m) => m.id));
+    const best = [...counts.entries()].filter(([id]) => !used.has(id)).sort((a, b) => b[1] - a[1])[0];
+    draft.melds.push(best ? { id: best[0], cards: pieces } : newMeld(draft, pieces));
+  }
+  draft.hand = start.hand.filter((p) => !taken.has(p.uid));
+  return draft;
+}

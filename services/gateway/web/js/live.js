@@ -26,15 +26,18 @@ export class Live {
     document.addEventListener("visibilitychange", this.wake);
   }
 
-  start() {
+  /** Connect, asking for the events after `version` (the view already shown): the server sends
+   * events only to a socket that asks with ?after, and the log lives on them. */
+  start(version = null) {
+    if (version !== null) this.saw(version);
     this.connect();
     return this;
   }
 
-  /** Switch to another token (a seat just taken): reconnect as that viewer. */
+  /** Switch to another token (a seat just taken): reconnect as that viewer, still asking for
+   * the events after the version seen (the new viewer's view comes first, even at that version). */
   setToken(token) {
     this.token = token || "";
-    this.version = null;
     this.immediate = true;
     if (this.socket) this.socket.close(4000, "new token");
     else this.connectSoon(0);
@@ -64,7 +67,8 @@ export class Live {
       } catch {
         return;
       }
-      if (data.type === "view" && data.view) {
+      // A view comes alone, or with the answer to a command sent on this socket.
+      if ((data.type === "view" || data.type === "answer") && data.view) {
         if (this.version === null || data.view.version >= this.version) {
           this.version = data.view.version;
           this.onView(data.view);

@@ -2,9 +2,10 @@
 // games waiting, in progress and finished (join, watch, replay).
 
 import { api } from "./api.js";
-import { announce, h, plural } from "./dom.js";
-import { optionsText, ruleSetName } from "./game.js";
-import { gameKeys, remember } from "./store.js";
+import { announce, h } from "./dom.js";
+import { optionName as title, optionValue, ruleSetName } from "./format.js";
+import { gameLists } from "./games.js";
+import { remember } from "./store.js";
 
 const ABOUT = {
   robbers:
@@ -21,23 +22,6 @@ const ABOUT = {
 // The options most games change first; the rest follow in the server's order.
 const FIRST = ["hand_size", "opening_points", "jokers", "turn_seconds", "match", "match_rounds"];
 
-const STATUS_TABS = [
-  { status: "waiting", label: "Waiting" },
-  { status: "playing", label: "In progress" },
-  { status: "finished", label: "Finished" },
-];
-
-function title(option) {
-  const text = option.replace(/_/g, " ");
-  return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-function shown(value) {
-  if (value === null) return "null";
-  if (value === true) return "yes";
-  if (value === false) return "no";
-  return String(value);
-}
 
 export function showLobby(root, { rules, navigate }) {
   const optionNames = [
@@ -45,9 +29,6 @@ export function showLobby(root, { rules, navigate }) {
     ...Object.keys(rules.options).filter((n) => !FIRST.includes(n)),
   ];
   let preset = "robbers";
-  let stopped = false;
-  let tab = "waiting";
-  const lists = { waiting: null, playing: null, finished: null };
 
   // --- creating a game -------------------------------------------------------------------------
 
@@ -92,7 +73,7 @@ export function showLobby(root, { rules, navigate }) {
       el = h(
         "select",
         { id, name: option, "aria-describedby": describedBy },
-        spec.choices.map((c) => h("option", { value: c }, c)),
+        spec.choices.map((c) => h("option", { value: c }, optionValue(option, c))),
       );
     } else if (spec.kind === "bool") {
       el = h("input", { id, name: option, type: "checkbox", "aria-describedby": describedBy });
@@ -153,7 +134,7 @@ export function showLobby(root, { rules, navigate }) {
         ". ",
         h("span", { class: "allowed" }, `Allowed: ${spec.allowed}.`),
         " ",
-        h("span", { class: "default" }, `Default for ${preset}: ${shown(values[option])}.`),
+        h("span", { class: "default" }, `Default for ${preset}: ${optionValue(option, values[option])}.`),
       );
     }
     seatsHelp.textContent = `${ruleSetName(preset)} is for ${values.min_players} to ${values.max_players} players (the options below can widen that).`;
@@ -229,7 +210,9 @@ export function showLobby(root, { rules, navigate }) {
         h("div", { class: "option-grid" }, optionRows.slice(FIRST.length)),
       ),
     ),
-    h(
+    // Offered only where the server takes a seed (GET /api/rules seeded_games); elsewhere it
+    // would only be refused.
+    rules.seeded_games ? h(
       "details",
       { class: "advanced" },
       h("summary", {}, "Fixed deal (for tests and demos)"),
@@ -238,10 +221,10 @@ export function showLobby(root, { rules, navigate }) {
       h(
         "p",
         { class: "help", id: "deal-seed-help" },
-        "Leave empty for a fair random deal. Only a server started with --allow-seeded-games " +
-          "accepts a fixed seed; it makes every deal of the game predictable.",
+        "Leave empty for a fair random deal. This server was started with " +
+          "--allow-seeded-games: a fixed seed makes every deal of the game predictable.",
       ),
-    ),
+    ) : null,
     formMessage,
     createButton,
   );
@@ -290,148 +273,8 @@ export function showLobby(root, { rules, navigate }) {
     joinMessage,
   );
 
-  // --- the lists of games ----------------------------------------------------------------------
 
-  const tabButtons = {};
-  const panel = h("div", {
-    class: "game-list",
-    role: "tabpanel",
-    id: "games-panel",
-    tabindex: "0",
-    "aria-live": "polite",
-    "aria-busy": "true",
-  });
-  const tablist = h(
-    "div",
-    { class: "tabs", role: "tablist", "aria-label": "Games by status" },
-    STATUS_TABS.map(({ status, label }) => {
-      tabButtons[status] = h(
-        "button",
-        {
-          type: "button",
-          role: "tab",
-          id: `tab-${status}`,
-          "aria-controls": "games-panel",
-          "aria-selected": String(status === tab),
-          tabindex: status === tab ? "0" : "-1",
-          onclick: () => {
-            selectTab(status, false);
-            refreshLists(status);
-          },
-        },
-        label,
-      );
-      return tabButtons[status];
-    }),
-  );
-  tablist.addEventListener("keydown", (event) => {
-    const order = STATUS_TABS.map((t) => t.status);
-    const at = order.indexOf(tab);
-    if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
-      event.preventDefault();
-      const next = order[(at + (event.key === "ArrowRight" ? 1 : -1) + order.length) % order.length];
-      selectTab(next, true);
-      refreshLists(next);
-    }
-  });
-
-  function selectTab(status, focus) {
-    tab = status;
-    for (const { status: other } of STATUS_TABS) {
-      tabButtons[other].setAttribute("aria-selected", String(other === status));
-      tabButtons[other].tabIndex = other === status ? 0 : -1;
-    }
-    panel.setAttribute("aria-labelledby", `tab-${status}`);
-    if (focus) tabButtons[status].focus();
-    drawList();
-  }
-
-  function gameRow(game) {
-    const mine = gameKeys(game.game_id);
-    const names = game.names.filter(Boolean);
-    const actions = [];
-    if (game.status === "waiting") {
-      actions.push(
-        h("a", { class: "button primary small", href: `#/game/${game.game_id}` }, mine.token ? "Open" : "Join"),
-      );
-    } else {
-      actions.push(
-        h("a", { class: "button small", href: `#/game/${game.game_id}${mine.token ? "" : "/watch"}` },
-          game.status === "playing" ? (mine.token ? "Play" : "Watch") : "Result"),
-      );
-    }
-    if (game.status === "finished") {
-      actions.push(h("a", { class: "button small", href: `#/game/${game.game_id}/replay/1` }, "Replay"));
-    }
-    return h(
-      "li",
-      { class: "game-row", "data-game": game.game_id },
-      h(
-        "div",
-        { class: "game-main" },
-        h("strong", {}, ruleSetName(game.rules)),
-        " ",
-        h("span", { class: "game-id" }, game.game_id),
-        mine.token || mine.host ? h("span", { class: "badge" }, mine.token ? "your seat" : "host") : null,
-        h(
-          "div",
-          { class: "game-facts" },
-          `${game.seated} of ${plural(game.seats, "seat")} taken`,
-          names.length ? `: ${names.join(", ")}` : "",
-          game.status === "playing" ? ` · round ${game.round}` : "",
-          ` · ${optionsText(game.options)}`,
-        ),
-      ),
-      h("div", { class: "game-actions" }, actions),
-    );
-  }
-
-  function drawList() {
-    const data = lists[tab];
-    panel.setAttribute("aria-busy", data === null ? "true" : "false");
-    for (const { status, label } of STATUS_TABS) {
-      const n = lists[status] ? lists[status].length : null;
-      tabButtons[status].textContent = n === null ? label : `${label} (${n})`;
-    }
-    if (data === null) {
-      panel.replaceChildren(h("p", { class: "loading" }, "Loading…"));
-      return;
-    }
-    if (data instanceof Error) {
-      panel.replaceChildren(h("p", { class: "form-message" }, `The list could not be loaded: ${data.message}`));
-      return;
-    }
-    if (!data.length) {
-      const empty = {
-        waiting: "No game is waiting for players. Create one above.",
-        playing: "No game is being played.",
-        finished: "No game has finished yet.",
-      };
-      panel.replaceChildren(h("p", { class: "empty" }, empty[tab]));
-      return;
-    }
-    panel.replaceChildren(h("ul", { class: "games" }, data.map(gameRow)));
-  }
-
-  async function refreshLists(only = null) {
-    await Promise.all(
-      STATUS_TABS.filter(({ status }) => !only || status === only).map(async ({ status }) => {
-        try {
-          lists[status] = (await api.games(status)).games;
-        } catch (err) {
-          lists[status] = err;
-        }
-      }),
-    );
-    if (!stopped) drawList();
-  }
-
-  const refreshButton = h(
-    "button",
-    { type: "button", class: "button small", onclick: () => refreshLists() },
-    "Refresh",
-  );
-
+  const lists = gameLists();
   root.replaceChildren(
     h(
       "div",
@@ -455,24 +298,17 @@ export function showLobby(root, { rules, navigate }) {
         h(
           "section",
           { class: "panel games-panel", "aria-labelledby": "games-title" },
-          h("div", { class: "panel-head" }, h("h2", { id: "games-title" }, "Games"), refreshButton),
-          tablist,
-          panel,
+          h("div", { class: "panel-head" }, h("h2", { id: "games-title" }, "Games"), lists.refreshButton),
+          lists.tablist,
+          lists.panel,
         ),
       ),
     ),
   );
-  selectTab(tab, false);
-  refreshLists();
-  // Every few seconds the list shown (the others when their tab is chosen, or on Refresh).
-  const timer = setInterval(() => {
-    if (!document.hidden) refreshLists(tab);
-  }, 5000);
 
   return {
     cleanup() {
-      stopped = true;
-      clearInterval(timer);
+      lists.stop();
     },
   };
 }

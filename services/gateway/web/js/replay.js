@@ -4,8 +4,10 @@
 
 import { ApiError, api, exportUrl } from "./api.js";
 import { cardName, cardRow, shortName } from "./cards.js";
-import { announce, h, plural } from "./dom.js";
-import { ruleSetName } from "./game.js";
+import { announce, h } from "./dom.js";
+import { ruleSetName } from "./format.js";
+import { movedPositions, stayedMoves } from "./moved.js";
+import { pieces, speak } from "./words.js";
 import { gameKeys } from "./store.js";
 
 const KIND = {
@@ -15,8 +17,8 @@ const KIND = {
   pass: "passed",
   timeout: "ran out of time",
   end: "ended the turn",
-  continue: "next round",
-  record_scores: "scores",
+  continue: "dealt the next round",
+  record_scores: "recorded the scores",
 };
 
 async function allEvents(gameId, token) {
@@ -29,51 +31,6 @@ async function allEvents(gameId, token) {
     after = events[events.length - 1].version;
   }
   return events;
-}
-
-/** The moves "meld i -> meld j" where the cards stayed: a table meld that was changed lives on
- * in the new meld that took most of its cards (it grew, or was cut). */
-export function stayedMoves(moves) {
-  const isMeld = (text) => /^meld \d+$/.test(text || "");
-  const between = (moves || []).filter(
-    (m) => isMeld(m.from) && isMeld(m.to) && Array.isArray(m.cards),
-  );
-  const stayed = new Set();
-  const taken = new Set();
-  for (const move of [...between].sort((a, b) => b.cards.length - a.cards.length)) {
-    const earlier = [...stayed].some((key) => key.startsWith(`${move.from}->`));
-    if (!earlier && !taken.has(move.to)) {
-      stayed.add(`${move.from}->${move.to}`);
-      taken.add(move.to);
-    }
-  }
-  return stayed;
-}
-
-/** For each meld of the table after, the positions of the cards that moved onto it (from a hand
- * or from another meld; not the cards of a meld that only grew or was cut). */
-export function movedPositions(table, moves) {
-  const stayed = stayedMoves(moves);
-  const wanted = table.map(() => new Map());
-  for (const move of moves || []) {
-    const match = /^meld (\d+)$/.exec(move.to || "");
-    if (!match || !Array.isArray(move.cards) || stayed.has(`${move.from}->${move.to}`)) continue;
-    const counts = wanted[Number(match[1]) - 1];
-    if (!counts) continue;
-    for (const card of move.cards) counts.set(card, (counts.get(card) || 0) + 1);
-  }
-  return table.map((meld, i) => {
-    const counts = wanted[i];
-    const positions = new Set();
-    meld.forEach((card, j) => {
-      const left = counts.get(card) || 0;
-      if (left > 0) {
-        positions.add(j);
-        counts.set(card, left - 1);
-      }
-    });
-    return positions;
-  });
 }
 
 export function showReplay(root, gameId, firstTurn, { navigate }) {
@@ -89,6 +46,8 @@ export function showReplay(root, gameId, firstTurn, { navigate }) {
   const names = () => (s.data && s.data.players) || (s.view ? s.view.seats.map((x) => x.name) : []);
   const seatName = (seat) =>
     seat === null || seat === undefined ? "—" : names()[seat] || `Seat ${seat + 1}`;
+  // Who did it: a seat, or the referee (the scores, the next round's deal).
+  const actor = (seat) => (seat === null || seat === undefined ? "The referee" : seatName(seat));
   const last = () => (s.turns.length ? s.turns[s.turns.length - 1].number : 1);
 
   async function start() {
@@ -154,7 +113,8 @@ export function showReplay(root, gameId, firstTurn, { navigate }) {
       if (verdict.hidden) {
         return `Refused (${verdict.code}). The details stay hidden until the game ends.`;
       }
-      return `Refused (${verdict.code}): ${verdict.reason || (command.recorded && command.recorded.reason) || ""}`;
+      const reason = verdict.reason || (command.recorded && command.recorded.reason) || "";
+      return `Refused (${verdict.code}): ${speak(reason, tiles())}`;
     }
     if (command.kind === "play" && verdict) {
       const bits = [`Legal. Played ${cards(verdict.played) || "nothing"}`];
@@ -166,7 +126,7 @@ export function showReplay(root, gameId, firstTurn, { navigate }) {
     }
     if (command.kind === "draw") {
       const moves = command.moves.filter((m) => m.from === "stock" || m.from === "pile");
-      const drawn = moves.map((m) => (Array.isArray(m.cards) ? cards(m.cards) : plural(m.cards, "card")));
+      const drawn = moves.map((m) => (Array.isArray(m.cards) ? cards(m.cards) : pieces(m.cards, tiles())));
       return drawn.length ? `Drew ${drawn.join(", ")}.` : "Drew.";
     }
     if (command.kind === "discard") {
@@ -236,7 +196,7 @@ export function showReplay(root, gameId, firstTurn, { navigate }) {
             "li",
             {},
             h("strong", {}, `${seatName(Number(seat))}: `),
-            hand.length ? cardRow(hand, { tiles: tiles(), label: `${seatName(Number(seat))}'s hand` }) : "no cards",
+            hand.length ? cardRow(hand, { tiles: tiles(), label: `${seatName(Number(seat))}'s hand` }) : `no ${tiles() ? "tiles" : "cards"}`,
           ),
         ),
       ),
@@ -325,7 +285,7 @@ export function showReplay(root, gameId, firstTurn, { navigate }) {
                   {},
                   command.outcome === "rejected" && command.kind === "play"
                     ? `${seatName(command.seat)} tried a layout`
-                    : `${seatName(command.seat)} ${KIND[command.kind] || command.kind}`,
+                    : `${actor(command.seat)} ${KIND[command.kind] || command.kind}`,
                 ),
                 h("p", { class: "verdict" }, verdictText(command)),
                 command.layout

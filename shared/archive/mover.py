@@ -1,0 +1,180 @@
+"""Moving finished games from Redis to the archive: archive each (its record built and audited
+with ``shared.audit``, stored, read back), then, once its retention is up, let Redis forget it.
+
+The steps and why a crash at any point loses nothing are ``shared/infra/retention.py``'s; this
+is the work of one pass, shared by the archiver service (``services/archiver``) and
+``rummy archive now``. Every step may be repeated: several archivers, or a rerun after a kill,
+only redo what is not done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from shared.archive.base import Archive, ArchiveConflict, ArchiveError, Entry, prepare
+from shared.audit.record import GameRecord, RecordError, build_record, ended
+from shared.audit.source import SourceError, load_game
+from shared.audit.verdicts import Audit
+from shared.audit.verify import audit_record
+from shared.infra import codec
+from shared.infra.client import RedisClient
+from shared.infra.keys import Keys
+from shared.infra.retention import Retention
+from shared.infra.store.redis import EVENT_FIELD, RedisEventStore
+
+RETRY_SECONDS = 300.0  # a game that could not be archived is tried again this much later
+BATCH = 100  # games taken from a set per pass
+
+ARCHIVED = "archived"  # stored and read back now
+ALREADY = "already"  # it was in the archive with the same head (a rerun)
+GONE = "gone"  # not in Redis (forgotten already, or never a game): nothing to do
+LIVE = "live"  # not finished: it is not archived (news of something else)
+REFUSED = "refused"  # could not be archived (its audit failed, a conflict, a damaged log)
+FAILED = "failed"  # the archive or Redis failed: tried again later
+
+
+class Mover:
+    """One deployment's finished games on their way to ``archive``."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        keys: Keys,
+        archive: Archive,
+        retain_seconds: float,
+        clock: Callable[[], float] = time.time,
+        *,
+        audit: Callable[[GameRecord], Audit] = audit_record,
+        on_write: Callable[[float], None] | None = None,
+        log: Any = None,
+    ) -> None:
+        """``retain_seconds``: how long an archived game stays in Redis (negative: for ever);
+        ``clock``: unix seconds (tests step one); ``on_write(seconds)``: each archive write's
+        duration (the row committed and read back; its preparation, done in a thread, apart)."""
+        self.client = client
+        self.keys = keys
+        self.archive = archive
+        self.retain_seconds = retain_seconds
+        self.clock = clock
+        self.audit = audit
+        self.on_write = on_write
+        self.store = RedisEventStore(client, keys.prefix)
+        self.retention = Retention(client, keys)
+        self.log = log or structlog.get_logger("archive")
+
+    async def archive_game(self, game_id: str) -> str:
+        """Archive one due game; the outcome (``ARCHIVED``, ``ALREADY``, ``GONE``, ``LIVE``,
+        ``REFUSED``; a game refused is tried again ``RETRY_SECONDS`` later)."""
+        now = self.clock()
+        try:
+            game = await load_game(self.store, game_id)
+        except SourceError:
+            await self.client.zrem(self.keys.archive_due(), game_id)
+            return GONE
+        if not ended(game.events):
+            await self.client.zrem(self.keys.archive_due(), game_id)
+            return LIVE
+        why = self._unsound(game.defects)
+        record: GameRecord | None = None
+        if why is None:
+            try:
+                record = build_record(game.events, now)
+            except RecordError as err:
+                why = str(err)
+        if record is not None and why is None:
+            audit = await asyncio.to_thread(self.audit, record)
+            if not audit.ok:
+                bad = audit.first_bad()
+                why = f"its audit failed: {bad.check}: {bad.message}" if bad else "audit failed"
+        if record is None or why is not None:
+            self.log.error("game not archived", game=game_id, why=why)
+            await self.retention.retry_later(game_id, now + RETRY_SECONDS)
+            return REFUSED
+        before = await self.archive.entry(game_id)
+        try:
+            row = await asyncio.to_thread(prepare, record, now)
+            started = time.perf_counter()
+            entry = await self.archive.write(row)
+        except ArchiveConflict as err:
+            self.log.error("game not archived", game=game_id, why=str(err))
+            await self.retention.retry_later(game_id, now + RETRY_SECONDS)
+            return REFUSED
+        if self.on_write is not None:
+            self.on_write(time.perf_counter() - started)
+        await self.retention.kept_since(game_id, entry.archived)
+        return ALREADY if before is not None else ARCHIVED
+
+    @staticmethod
+    def _unsound(defects: tuple[tuple[int, str], ...]) -> str | None:
+        if not defects:
+            return None
+        version, why = defects[0]
+        return f"version {version} cannot be read: {why}"
+
+    async def archive_due(self, limit: int = BATCH) -> dict[str, int]:
+        """Archive up to ``limit`` due games; how many had each outcome. A game whose archive
+        or Redis call failed stays due (tried again on the next pass), counted ``FAILED``."""
+        counts: dict[str, int] = {}
+        for game_id in await self.retention.due(self.clock(), limit):
+            try:
+                outcome = await self.archive_game(game_id)
+            except ArchiveError as err:
+                self.log.warning("archiving failed; trying again", game=game_id, error=str(err))
+                outcome = FAILED
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome == FAILED:
+                break  # the archive is away: the rest would fail too
+        return counts
+
+    async def forget_expired(self, limit: int = BATCH) -> int:
+        """Remove from Redis up to ``limit`` archived games whose retention is up, each only
+        after its archive row is read back once more with the head Redis holds; how many."""
+        if self.retain_seconds < 0:
+            return 0
+        forgotten = 0
+        for game_id in await self.retention.expired(self.clock() - self.retain_seconds, limit):
+            entry = await self.archive.entry(game_id)
+            if entry is None or not await self._forget(game_id, entry):
+                continue
+            forgotten += 1
+        return forgotten
+
+    async def _forget(self, game_id: str, entry: Entry) -> bool:
+        if await self.retention.forget(game_id, entry.head):
+            return True
+        self.log.error("game changed after it was archived; archiving it again", game=game_id)
+        await self.retention.retry_later(game_id, self.clock())
+        await self.client.zrem(self.keys.archive_kept(), game_id)
+        return False
+
+    async def sweep(self) -> int:
+        """Note as due every finished game in the games index that is neither due nor kept
+        (the feed is trimmed, and the archiver may have been down when a game ended); how many
+        it noted."""
+        noted: list[str] = []
+        async for raw in self.client.sscan_iter(self.keys.games(), count=500):
+            game_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if await self.retention.known(game_id) or not await self._has_ended(game_id):
+                continue
+            noted.append(game_id)
+        await self.retention.note_due(noted, self.clock())
+        return len(noted)
+
+    async def _has_ended(self, game_id: str) -> bool:
+        """Whether the game's last events hold its ``MatchEnded`` (it ends with the seed's
+        reveal in the same append, so it is one of the last two)."""
+        tail = await self.client.xrevrange(self.keys.events(game_id), "+", "-", count=2)
+        for _, fields in tail or []:
+            raw = fields.get(EVENT_FIELD)
+            if isinstance(raw, bytes):
+                try:
+                    if codec.decode_stored(raw).type == "MatchEnded":
+                        return True
+                except codec.CodecError:
+                    return True  # a damaged tail: the archive pass reports it
+        return False
