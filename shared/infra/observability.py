@@ -7,6 +7,7 @@ one process under ``rummy serve``) and mounts ``/healthz``, ``/readyz`` and ``/m
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, TextIO
 
+import orjson
 import structlog
 from aiohttp import web
 from prometheus_client import (
@@ -31,10 +33,22 @@ READY_SECONDS = 0.8
 Kubernetes default), and with Redis away the client's retries would take about 9 s."""
 
 
+def _dumps(line: dict[str, Any], **options: Any) -> str:
+    """A line as JSON by orjson (a third of a referee's per-command line's cost went to the
+    standard library's encoder); what orjson cannot encode (an integer past 64 bits) by the
+    standard library's, so no line is ever lost to its fields."""
+    try:
+        return orjson.dumps(
+            line, default=options.get("default"), option=orjson.OPT_NON_STR_KEYS
+        ).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(line, **options)
+
+
 _RENDERING: list[Processor] = [
     structlog.processors.StackInfoRenderer(),
     structlog.processors.format_exc_info,  # exc_info -> "exception": the traceback as text
-    structlog.processors.JSONRenderer(),  # escapes newlines: a traceback stays on its line
+    structlog.processors.JSONRenderer(_dumps),  # escapes newlines: a traceback stays on its line
 ]
 """The end of both chains: the same fields, the same renderer for every line."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from shared.infra import collector
 from shared.infra.settings import Settings
 
 
@@ -36,6 +37,8 @@ def quiet_gc(settings: Settings | None = None) -> None:
     before serving (modules, rule sets) is frozen out of the collector's walks for good.
     ``RUMMY_GC`` (default ``50000,20,20``: young-generation collections every 50,000 net
     allocations instead of 700) sets the thresholds; ``default`` keeps Python's settings.
+    Each full collection's survivors are then frozen out of the next ones' walks too
+    (``shared.infra.collector``), so no full collection walks a large heap's long-lived part.
     (``settings``: the process's; read from the environment when not given.)"""
     thresholds = (Settings.from_env() if settings is None else settings).gc_thresholds()
     if thresholds is None:
@@ -43,6 +46,7 @@ def quiet_gc(settings: Settings | None = None) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*thresholds)
+    collector.install()
 
 
 def configure_solver(settings: Settings | None = None) -> None:
