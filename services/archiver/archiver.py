@@ -11,8 +11,9 @@ forgets the archived ones whose retention is up (``shared/archive/mover.py``; th
 makes a kill at any point harmless is ``shared/infra/retention.py``'s).
 
 It also keeps the streams bounded (``shared/infra/trimming.py``): every ``tidy_seconds`` the
-command streams and the feed are trimmed below what their groups still need, and now and then
-the reply streams of gateways that are gone are given a time to live.
+command streams (the games' and the tournaments') and the feed are trimmed below what their
+groups still need, and now and then the reply streams of gateways that are gone are given a
+time to live.
 
 Ready when it follows the feed, its heartbeat reached Redis and its last archive call
 succeeded. It heartbeats among the ``archivers`` and, as the first live one by name, forgets the
@@ -266,11 +267,13 @@ class Archiver:
     # --- bounds ---------------------------------------------------------------------------
 
     async def trim(self) -> int:
-        """Trim the command streams and the feed below what their groups still need (the
-        feed's last ``FEED_KEEP`` entries stay, for the gateways); the entries trimmed."""
+        """Trim the command streams (the games' and the tournaments') and the feed below what
+        their groups still need (the feed's last ``FEED_KEEP`` entries stay, for the gateways);
+        the entries trimmed."""
         total = 0
         for kind, streams, keep in (
             ("commands", self.bus.command_streams(), 0),
+            ("tournament_commands", [self.keys.tournament_commands()], 0),
             ("feed", self.bus.feed_streams(), FEED_KEEP),
         ):
             for stream in streams:

@@ -19,7 +19,10 @@
   of games that are tables' games (``Keys.tournament_tables``), and sweeps every running
   tournament at start and every ``sweep_seconds`` for any step not yet done.
 - Several processes may run: the appends' expected versions and the command ids keep their
-  work from being done twice.
+  work from being done twice. Each heartbeats among the ``tournaments:members``; the first
+  live one by name forgets the departed ones' consumers in its groups (every start is a new
+  consumer, ``shared/infra/departed.py``). Ready while its loops run and its last heartbeat
+  reached Redis.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -38,9 +42,12 @@ from shared.core.events import event_from as game_event
 from shared.infra.bus import Bus, Requester
 from shared.infra.client import RedisClient
 from shared.infra.consumer import ConsumerMetrics, DeadLetter, Delivery, Reading, StreamConsumer
+from shared.infra.departed import Departed
 from shared.infra.keys import Keys
+from shared.infra.members import Members
 from shared.infra.observability import service_registry
 from shared.infra.protocol import Answer, CommandEntry, MalformedEntry, News
+from shared.infra.readiness import PING_SECONDS, Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
 from shared.infra.store.redis import RedisEventStore
@@ -76,6 +83,7 @@ REFEREE_TIMEOUT = 10.0
 ATTEMPTS = 8  # appends tried against a log others append to at once
 MAX_STEPS = 10_000  # steps one advance takes at most (a tournament's whole run is far fewer)
 REPLY_LEN = 10_000
+TIDY_EVERY = 20  # heartbeats between two looks for departed consumers
 
 
 def step_id(command: Command) -> str:
@@ -151,9 +159,11 @@ class TournamentService:
         settings: Settings,
         archive: Archive | None = None,
         sweep_seconds: float | None = None,
+        member_time: Callable[[], float] | None = None,
     ) -> None:
         """``archive``: where finished games are read from once Redis let them go;
-        ``sweep_seconds``: between two sweeps (None: ``RUMMY_TOURNAMENT_SWEEP_SECONDS``)."""
+        ``sweep_seconds``: between two sweeps (None: ``RUMMY_TOURNAMENT_SWEEP_SECONDS``);
+        ``member_time``: the time of the heartbeats (tests step it; None: Redis's own)."""
         self.client = client
         self.settings = settings
         self.keys = Keys(settings.prefix)
@@ -172,6 +182,12 @@ class TournamentService:
         )
         self.metrics = TournamentMetrics()
         self.log_ = structlog.get_logger("tournaments").bind(consumer=self.consumer)
+        self.members = Members(
+            client, self.keys.tournament_services(), self.consumer, settings.lease_ms, member_time
+        )
+        self.beat_seconds = min(PING_SECONDS, settings.lease_ms / 3000)
+        self.readiness = Readiness()
+        self.departed = Departed(client, GROUP)
         self.stopping = asyncio.Event()
         self.running = False
         self._locks: dict[str, asyncio.Lock] = {}  # appends to a tournament's log
@@ -230,16 +246,21 @@ class TournamentService:
             return
         if not await self.feed.join(self.stopping):
             return
+        await self.beat()
         self.running = True
         self.commands.start()
         self.feed.start()
-        sweeping = asyncio.create_task(self._sweep_loop(), name="sweep")
+        loops = [
+            asyncio.create_task(self._sweep_loop(), name="sweep"),
+            asyncio.create_task(self._presence_loop(), name="presence"),
+        ]
         try:
             await self.stopping.wait()
         finally:
             self.running = False
-            sweeping.cancel()
-            await asyncio.gather(sweeping, return_exceptions=True)
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
             unfinished = await self.commands.drain() + await self.feed.drain()
             if self._advancing:
                 await asyncio.wait(set(self._advancing), timeout=self.settings.drain_seconds)
@@ -247,6 +268,8 @@ class TournamentService:
                 task.cancel()
             await asyncio.gather(*self._advancing, return_exceptions=True)
             await self.referees.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.members.leave(), 2.0)
             self.log_.info("tournaments stopped", unfinished=unfinished)
 
     def stop(self) -> None:
@@ -254,12 +277,56 @@ class TournamentService:
         self.stopping.set()
 
     async def ready(self) -> tuple[bool, str]:
-        """Ready while the loops run and not draining."""
+        """Ready while the loops run, not draining, and its last heartbeat reached Redis (the
+        last known state: no call of its own)."""
         if self.stopping.is_set():
             return False, "draining"
         if not self.running:
             return False, "not reading its streams"
-        return True, "running tournaments"
+        return self.readiness.answer("running tournaments")
+
+    # --- presence -------------------------------------------------------------------------
+
+    async def beat(self) -> list[str]:
+        """Heartbeat among the tournament services, its outcome noted as the readiness; the
+        live ones."""
+        try:
+            live = await self.members.beat()
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            self.readiness.failed(f"redis: {err}")
+            return []
+        self.readiness.reached()
+        return live
+
+    async def forget_departed(self, live: list[str]) -> list[str]:
+        """On the first live process by name (``live``: from the last heartbeat): delete the
+        departed ones' consumers from the command stream's group and the feed's once nothing
+        is pending for them (``stream consumer``)."""
+        if not live or live[0] != self.consumer:
+            return []
+        keep = {*live, self.consumer}
+        streams = [self.keys.tournament_commands(), *self.bus.feed_streams()]
+        gone = await self.departed.forget(streams, keep.__contains__)
+        if gone:
+            self.log_.info("departed consumers forgotten", consumers=gone[:20], count=len(gone))
+        return gone
+
+    async def _presence_loop(self) -> None:
+        beats = 0
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.beat_seconds)
+            live = await self.beat()
+            beats += 1
+            if beats % TIDY_EVERY == 0:
+                try:
+                    await self.forget_departed(live)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as err:
+                    self.log_.warning("forgetting departed consumers failed", error=str(err))
 
     async def _sweep_loop(self) -> None:
         while not self.stopping.is_set():

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from services.archiver.archiver import Archiver
+from shared.archive.sqlite import SqliteArchive
 from shared.infra.bus import Bus, Requester
 from shared.infra.keys import Keys
+from shared.infra.settings import Settings
 from shared.infra.trimming import REPLY_TTL_MS, Trimmer
 from tests.services.conftest import delete_prefixed, redis_client
 
@@ -72,6 +76,24 @@ async def test_the_last_entries_of_a_followed_stream_stay(place: tuple[Any, Keys
     assert await trimmer.trim(stream, keep=3) == 7
     assert await ids(client, stream) == added[7:]
     assert await trimmer.trim(stream, keep=5) == 0
+
+
+async def test_the_archiver_trims_every_command_stream_its_groups_are_done_with(
+    place: tuple[Any, Keys], tmp_path: Path
+) -> None:
+    client, keys = place
+    settings = Settings(prefix=keys.prefix, partitions=2)
+    archiver = Archiver(client, settings, SqliteArchive(tmp_path / "archive.db"))
+    streams = {"referees": keys.command_stream(1), "tournaments": keys.tournament_commands()}
+    for group, stream in streams.items():
+        for n in range(6):
+            await client.xadd(stream, {b"c": b"%d" % n})
+        await client.xgroup_create(stream, group, id="0")
+        got = await read(client, stream, group, 4)
+        await client.xack(stream, group, *got[:3])  # the 4th stays pending
+    assert await archiver.trim() == 3 + 3
+    for stream in streams.values():
+        assert await client.xlen(stream) == 3  # the pending one and the two never delivered
 
 
 async def test_reply_streams_without_a_time_to_live_get_one(place: tuple[Any, Keys]) -> None:

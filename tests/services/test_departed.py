@@ -1,6 +1,6 @@
-"""Departed consumers (shared/infra/departed.py): a dead referee's (or scorer's) consumer leaves
-the groups once its lease has run out and its pending entries are claimed by a survivor, never
-before; on a stepped clock."""
+"""Departed consumers (shared/infra/departed.py): a dead referee's (scorer's, tournament
+service's) consumer leaves the groups once its lease has run out and its pending entries are
+claimed by a survivor, never before; on a stepped clock."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import pytest
 
 from services.referee.referee import Referee
 from services.scoring.scoring import Scoring
+from services.tournament.service import GROUP as TOURNAMENTS
+from services.tournament.service import TournamentService
 from shared.infra.bus import REFEREES, SCORING
 from shared.infra.keys import Keys
 from shared.infra.leases import PartitionLeases
@@ -126,3 +128,37 @@ async def test_a_departed_scorer_leaves_the_feed_groups(setup: tuple[Any, Settin
     assert live == ["s-1"]
     assert await scorer.forget_departed(live) == [f"{feed} s-0"]
     assert "s-0" not in await consumers(client, feed, SCORING)
+
+
+async def test_a_departed_tournament_service_leaves_its_groups(
+    setup: tuple[Any, Settings],
+) -> None:
+    client, settings = setup
+    keys = Keys(settings.prefix)
+    clock = SteppedTime()
+    service = TournamentService(
+        client, Settings(**{**settings.__dict__, "consumer": "t-1"}), member_time=clock
+    )
+    assert await service.commands.join(asyncio.Event())
+    assert await service.feed.join(asyncio.Event())
+    other = Members(client, keys.tournament_services(), "t-0", LEASE_MS, clock)
+    await other.beat()
+    commands, feed = keys.tournament_commands(), keys.feed(1)
+    await read_and_acknowledge(client, commands, TOURNAMENTS, "t-0")
+    await read_and_acknowledge(client, feed, TOURNAMENTS, "t-0")
+    live = await service.beat()
+    assert live == ["t-0", "t-1"]
+    assert await service.forget_departed(live) == []  # t-0 lives, and is first by name
+    clock.now += LEASE_MS / 1000 + 1
+    live = await service.beat()
+    assert live == ["t-1"]
+    # Something still pending for a departed one keeps it until a survivor claims it.
+    await client.xadd(commands, {"x": "2"})
+    await client.xreadgroup(TOURNAMENTS, "t-0", {commands: ">"}, count=1)
+    assert await service.forget_departed(live) == [f"{feed} t-0"]
+    assert "t-0" in await consumers(client, commands, TOURNAMENTS)
+    pending = await client.xpending_range(commands, TOURNAMENTS, "-", "+", 10)
+    await client.xack(commands, TOURNAMENTS, *(p["message_id"] for p in pending))
+    assert await service.forget_departed(live) == [f"{commands} t-0"]
+    assert "t-0" not in await consumers(client, commands, TOURNAMENTS)
+    assert "t-0" not in await consumers(client, feed, TOURNAMENTS)
