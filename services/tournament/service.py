@@ -573,6 +573,8 @@ class TournamentService:
                 answer = await self.step(tournament_id, following)
                 if answer["status"] != "accepted":
                     return
+                if isinstance(following, FinishTournament):
+                    await self._forget_tables(state)
 
     async def _table_steps(self, state: Tournament, ended: frozenset[str] | None = None) -> bool:
         """The current round's table steps (of started tables, only ``ended``'s, if given);
@@ -603,6 +605,14 @@ class TournamentService:
                     await self.step(state.tournament_id, finish)
                     moved = True
         return moved
+
+    async def _forget_tables(self, state: Tournament) -> None:
+        """A finished tournament's games leave the game -> table map: no end of theirs can
+        move it any more, and the map would grow by every table ever played. (A crash just
+        before leaves them there, harmless: their news finds a tournament with nothing due.)"""
+        games = [table.game_id for played in state.played for table in played.tables]
+        for start in range(0, len(games), 500):
+            await self.client.hdel(self.keys.tournament_tables(), *games[start : start + 500])
 
     async def start_table(self, state: Tournament, table: Table) -> None:
         """Seat a paired table's game and start it (create, a sit per seat in seat order,

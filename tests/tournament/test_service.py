@@ -174,6 +174,12 @@ async def test_a_swiss_of_bots_is_played_to_its_end(run: Run) -> None:
     assert steps == 2
     await check_read_about_twice(run, read)
 
+    # Finished, its games leave the game -> table map (which would grow for ever otherwise).
+    async def tables_forgotten() -> bool:
+        return not await run.stack.client.hlen(run.stack.keys.tournament_tables())
+
+    await run.stack.until(tables_forgotten, timeout=20)
+
 
 async def test_sweeps_and_game_ends_at_once_read_no_game_more_than_twice(run: Run) -> None:
     # Sweeps every 10 ms and slow reads: a sweep is nearly always under way when a game's end
