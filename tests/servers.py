@@ -146,8 +146,9 @@ async def wait_ready(
 
 
 class Process:
-    """A child process of the test (run in the repository), its output in ``logs/NAME.log``
-    (``append``: kept across starts of the same name). ``port``: its health or API port."""
+    """A child process of the test (run in the repository, or in ``cwd``), its output in
+    ``logs/NAME.log`` (``append``: kept across starts of the same name). ``port``: its health
+    or API port."""
 
     def __init__(
         self,
@@ -157,13 +158,14 @@ class Process:
         logs: Path,
         port: int = 0,
         append: bool = False,
+        cwd: Path = ROOT,
     ) -> None:
         self.name = name
         self.port = port
         self.log = logs / f"{name}.log"
         self.out: IO[bytes] = self.log.open("ab" if append else "wb")
         self.popen = subprocess.Popen(
-            args, cwd=ROOT, env=env, stdout=self.out, stderr=subprocess.STDOUT
+            args, cwd=cwd, env=env, stdout=self.out, stderr=subprocess.STDOUT
         )
 
     @property

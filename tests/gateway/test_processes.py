@@ -15,9 +15,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from shared.archive.base import ArchiveError
+from shared.archive.sqlite import SqliteArchive
+from shared.audit.record import loads
+from shared.audit.verify import audit_record
 from tests.gateway.api import Api, play_to_end
 from tests.ports import spare_port
-from tests.servers import Process, own_redis_url, wait_ready
+from tests.servers import Process, own_redis_url, until, wait_ready
 
 pytestmark = pytest.mark.slow  # four processes and two whole games: about 15 s
 
@@ -116,3 +120,53 @@ async def test_rummy_serve_runs_everything_in_one_process(tmp_path: Path) -> Non
         assert "Traceback" not in output, output[-3000:]
     finally:
         proc.close()
+
+
+async def test_rummy_serve_keeps_finished_games_across_a_restart(tmp_path: Path) -> None:
+    """``make run`` on its defaults: the embedded Redis forgets everything when it stops, the
+    SQLite archive it writes in its working directory keeps the finished games."""
+    home = tmp_path / "home"
+    home.mkdir()
+    port = spare_port()
+    serve = rummy("serve", "--port", str(port))
+    first = Process("serve-1", serve, base_env(), tmp_path, port, cwd=home)
+    base = f"http://127.0.0.1:{port}/api/games"
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, first)
+            api = Api(session, f"http://127.0.0.1:{port}")
+            game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+            await play_to_end(api, game_id, tokens, ["greedy", "random"], seed=7)
+
+            async def archived() -> bool:
+                archive = SqliteArchive(home / "rummy-archive.db")
+                try:
+                    await archive.open()
+                    return await archive.entry(game_id) is not None
+                except ArchiveError:
+                    return False
+                finally:
+                    await archive.close()
+
+            await until(archived, 60, every=0.2)
+        assert first.stop(signal.SIGTERM) == 0, first.output()[-3000:]
+    finally:
+        first.close()
+    second = Process("serve-2", serve, base_env(), tmp_path, port, cwd=home)
+    try:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, second)
+            async with session.get(f"{base}?status=finished") as listed:
+                assert listed.status == 200
+                assert [g["game_id"] for g in (await listed.json())["games"]] == [game_id]
+            async with session.get(f"{base}/{game_id}") as view:
+                assert view.status == 200 and (await view.json())["status"] == "finished"
+            async with session.get(f"{base}/{game_id}/replay?turn=1") as replay:
+                assert replay.status == 200, await replay.text()
+            async with session.get(f"{base}/{game_id}/export") as exported:
+                assert exported.status == 200
+                assert audit_record(loads(await exported.text())).ok
+        assert second.stop(signal.SIGTERM) == 0, second.output()[-3000:]
+        assert sorted(p.name for p in home.iterdir()) == ["rummy-archive.db"]
+    finally:
+        second.close()
