@@ -1,7 +1,8 @@
 """The archiver as a process on a real Redis and a real PostgreSQL: games played by a referee
 and scoring finish, are archived and leave Redis; the archiver is SIGKILLed at random points
-and its database connections are cut mid-run, and still no game is lost, none is half-removed
-and every archived record verifies.
+and its database connections are cut mid-run, and (in a second test) a PostgreSQL server of the
+test's own crashes and restarts mid-run, and still no game is lost, none is half-removed and
+every archived record verifies.
 
 Redis: a redis-server of the test's own (else REDIS_URL with a key prefix of its own). The
 database: one of the test's own (``tests/archive/databases.py``), dropped after.
@@ -33,6 +34,7 @@ from shared.infra.keys import Keys
 from shared.infra.retention import game_data_keys
 from shared.infra.store.redis import RedisEventStore
 from tests.archive.databases import fresh_database, terminate_connections
+from tests.archive.pgserver import PostgresServer
 from tests.ports import spare_port
 from tests.servers import Process, own_redis_url, until, wait_ready
 from tests.services.conftest import delete_prefixed
@@ -249,5 +251,109 @@ async def test_games_are_archived_through_kills_and_a_lost_database(
         assert archiver.stop() == 0
     finally:
         await archive.close()
+        await requester.close()
+        await client.aclose()
+
+
+@pytest.fixture
+async def crashable(
+    redis_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[Deployment, PostgresServer]]:
+    """A deployment whose archive is a PostgreSQL server of the test's own, which it crashes."""
+    prefix = f"a{uuid.uuid4().hex[:10]}:"
+    with PostgresServer() as server:
+        built = Deployment(redis_url, server.url, prefix, tmp_path)
+        try:
+            yield built, server
+        finally:
+            built.stop_all()
+            client = aioredis.Redis.from_url(redis_url)
+            try:
+                await delete_prefixed(client, prefix)
+            finally:
+                await client.aclose()
+
+
+async def whole_in_either(
+    client: aioredis.Redis, keys: Keys, url: str, game_ids: list[str]
+) -> None:
+    """``whole_somewhere`` for each game, through a fresh connection to the archive (the
+    server was restarted under any connection kept)."""
+    archive = PostgresArchive(url)
+    await archive.open()
+    try:
+        for game_id in game_ids:
+            await whole_somewhere(client, keys, archive, game_id)
+    finally:
+        await archive.close()
+
+
+@pytest.mark.slow
+async def test_games_are_archived_through_database_crashes_and_restarts(
+    crashable: tuple[Deployment, PostgresServer],
+) -> None:
+    deployment, server = crashable
+    referee = deployment.start("referee", "referee-0")
+    scoring = deployment.start("scoring", "scoring-0")
+    archiver = deployment.start("archiver", "archiver-0")
+    client = aioredis.Redis.from_url(deployment.redis_url)
+    keys = Keys(deployment.prefix)
+    requester = Requester(Bus(client, keys, PARTITIONS), f"driver-{uuid.uuid4().hex[:6]}")
+    games = GameLog(RedisEventStore(client, deployment.prefix))
+    rng = random.Random(29)
+    try:
+        async with aiohttp.ClientSession() as session:
+            for service in (referee, scoring, archiver):
+                await wait_ready(session, service)
+            ids = [
+                await create_game(requester, "robbers", 2, {"match_rounds": 1})
+                for _ in range(GAMES)
+            ]
+
+            async def play(n: int, game_id: str) -> None:
+                await asyncio.sleep(n * 1.5)
+                await drive(requester, games, game_id, ["greedy", "greedy"], seed=100 + n)
+
+            driving = [asyncio.create_task(play(n, g)) for n, g in enumerate(ids)]
+            # While games end and are archived, the database crashes (no clean shutdown) and
+            # is down a while, then recovers; once, the archiver is killed while it is down.
+            crashes = 0
+            while not all(task.done() for task in driving) or crashes < 3:
+                await wait_ready(session, archiver)
+                await asyncio.sleep(rng.uniform(0.2, 1.5))
+                server.crash()
+                crashes += 1
+                await asyncio.sleep(rng.uniform(0.5, 2.0))
+                if crashes == 2:
+                    archiver.popen.send_signal(signal.SIGKILL)
+                    archiver.popen.wait(5)
+                    archiver = deployment.start("archiver", "archiver-0")
+                server.start()
+                await whole_in_either(client, keys, server.url, ids)
+            for task in driving:
+                await task
+            # Ready again with no restart of its own after the last crash.
+            await wait_ready(session, archiver)
+
+            async def all_moved() -> bool:
+                for game_id in ids:
+                    if await held_keys(client, keys, game_id):
+                        return False
+                return True
+
+            await until(all_moved, 90, every=0.2)
+        archive = PostgresArchive(server.url)
+        await archive.open()
+        try:
+            assert await archive.count() == GAMES
+            for game_id in ids:
+                record = await archive.fetch(game_id)
+                assert record is not None, game_id
+                assert audit_record(record).ok, game_id
+        finally:
+            await archive.close()
+        assert archiver.alive
+        assert archiver.stop() == 0
+    finally:
         await requester.close()
         await client.aclose()
