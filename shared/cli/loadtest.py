@@ -21,6 +21,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from shared.core.commands import command_json
@@ -251,8 +252,13 @@ async def _play_games_ws(
     first: _SocketGame,
     begin: float,
     slot: int,
+    parked: list[_SocketGame] | None = None,
 ) -> None:
-    """A game slot over WebSockets (see ``_play_games``); the first game's sockets are open."""
+    """A game slot over WebSockets (see ``_play_games``); the first game's sockets are open.
+
+    A game still live when the run ends is left open in ``parked`` (when given) for the caller
+    to close once every slot is done: thousands of sockets closing at the end, while a last
+    command of another game is in flight, would be measured as that command's latency."""
     rng = random.Random(args.seed * 100_003 + slot)
     bot: Bot = BOTS[args.bot]()
     rules = rule_set(args.rules)
@@ -285,7 +291,7 @@ async def _play_games_ws(
                 if args.pace:
                     if next_at >= end:  # due after the run: not sent (it ends at --duration);
                         # the game stays live (its sockets open) to the end, as the run's count
-                        # of live games says: closing thousands at once is a load of its own
+                        # of live games says
                         await asyncio.sleep(max(0.0, end - time.monotonic()))
                         return
                     await asyncio.sleep(max(0.0, next_at - time.monotonic()))
@@ -312,8 +318,11 @@ async def _play_games_ws(
                 else:
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:
-            await game.close()
             figures.frames.update(game.frames)
+            if parked is not None and time.monotonic() >= end:
+                parked.append(game)
+            else:
+                await game.close()
 
 
 async def _process_figures(session: Any, url: str) -> dict[str, float]:
@@ -381,7 +390,8 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         redis_before = await _redis_cpu(args.redis)
         client_before = time.process_time()
         started = time.monotonic()
-        play = _play_games_ws if args.transport == "ws" else _play_games
+        parked: list[_SocketGame] = []  # games live at the end, closed after the figures
+        play = partial(_play_games_ws, parked=parked) if args.transport == "ws" else _play_games
         slots = [
             asyncio.create_task(play(session, args, figures, firsts[i], started, i))
             for i in range(args.games)
@@ -408,6 +418,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         gc.unfreeze()
         redis_after = await _redis_cpu(args.redis)
         cpu_after = [await _process_figures(session, url) for url in args.metrics]
+        await asyncio.gather(*(game.close() for game in parked))
     turns = max(figures.accepted, 1)
     memory = {
         url: int(after["process_resident_memory_bytes"])

@@ -4,11 +4,13 @@ figures add up (every command timed, accepted ones counted, nothing refused by a
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
+from typing import Any
 
 import pytest
 
-from shared.cli.loadtest import loadtest
+from shared.cli.loadtest import Figures, _SocketGame, loadtest
 from tests.gateway.conftest import MakeStack
 
 
@@ -166,3 +168,44 @@ async def test_open_loop_sends_nothing_due_after_the_duration(
     figures = await loadtest(args)
     assert figures["errors"] == {}
     assert figures["commands"] == 0, (figures, due)
+
+
+async def test_no_socket_closes_while_a_command_of_the_run_is_in_flight(
+    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The games live at the end close after every slot is done: closing thousands of sockets
+    at once while another game's last command is in flight is measured as its latency."""
+    stack = await make_stack(rate_per_second=0)
+    args = argparse.Namespace(
+        url=str(stack.server.make_url("")).rstrip("/"),
+        games=2,
+        duration=1.0,
+        pace=30.0,
+        rules="robbers",
+        players=2,
+        bot="random",
+        metrics=[],
+        seed=225,
+        transport="ws",
+        redis=None,
+    )
+    # Slot 0's one command is due 0.22 s in, slot 1's after the end (so it ends at the end).
+    due = [random.Random(args.seed * 100_003 + slot).random() * args.pace for slot in range(2)]
+    assert due[0] < 0.3 and due[1] > 2 * args.duration, due
+    figures = Figures()
+    closes: list[int] = []  # commands answered when each game closed
+    real_send, real_close = _SocketGame.send, _SocketGame.close
+
+    async def late_send(self: _SocketGame, seat: int, body: dict[str, Any]) -> Any:
+        await asyncio.sleep(args.duration)  # the answer comes after the run's end
+        return await real_send(self, seat, body)
+
+    async def counted_close(self: _SocketGame) -> None:
+        closes.append(len(figures.latencies))
+        await real_close(self)
+
+    monkeypatch.setattr(_SocketGame, "send", late_send)
+    monkeypatch.setattr(_SocketGame, "close", counted_close)
+    result = await loadtest(args, figures)
+    assert result["errors"] == {} and result["commands"] == 1, result
+    assert closes == [1, 1], "a game's sockets closed before the last command was answered"
