@@ -36,6 +36,14 @@ MAX_HEADER = 8 * 1024
 """The longest header (name and value together) a server reads: longer is a
 ``431 header_too_large``."""
 
+ROUNDED_TIMEOUTS = 3600.0
+"""Seconds above which aiohttp rounds a connection's timeout up to a whole second of the loop's
+clock (its ``timeout_ceil_threshold``, 5 by default), so that timeouts due about the same time
+fire together. Every socket's heartbeat (20 s) was then due on a whole second: at 10,000 sockets
+some 500 pings in one burst each second, which every command in flight waited out (20-45 ms at
+5,000 live games). Only timeouts of over an hour are rounded now; a heartbeat is due at its
+own socket's time."""
+
 _log = structlog.get_logger("http")
 
 Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
@@ -146,10 +154,14 @@ def _plain_message(status: int, request: web.BaseRequest) -> str | None:
 
 
 async def start_http(app: web.Application, host: str, port: int) -> web.AppRunner:
-    """Start ``app`` on ``host:port``: no access log, the request limits above, every answer
-    JSON. Returns the runner (``await runner.cleanup()`` to stop)."""
+    """Start ``app`` on ``host:port``: no access log, the request limits above, timeouts left
+    unrounded, every answer JSON. Returns the runner (``await runner.cleanup()`` to stop)."""
     runner = web.AppRunner(
-        app, access_log=None, max_line_size=MAX_REQUEST_LINE, max_field_size=MAX_HEADER
+        app,
+        access_log=None,
+        max_line_size=MAX_REQUEST_LINE,
+        max_field_size=MAX_HEADER,
+        timeout_ceil_threshold=ROUNDED_TIMEOUTS,
     )
     await runner.setup()
     server = runner.server

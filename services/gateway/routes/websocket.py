@@ -18,6 +18,11 @@ from services.gateway.state import CATCH_UP_PAGE, GATEWAY, Gateway
 from shared.infra import jsontext
 from shared.infra.settings import Settings
 
+HEARTBEAT_SECONDS = 20.0
+"""A socket silent this long is pinged, and closed if no pong comes within half of it: a client
+gone without a close (a lost network) does not keep its socket, its outbox and its place in the
+hub. Each is due at its own socket's time (``shared.infra.serving.ROUNDED_TIMEOUTS``)."""
+
 
 async def websocket(request: web.Request) -> web.StreamResponse:
     gw = request.app[GATEWAY]
@@ -45,7 +50,7 @@ async def _serve_socket(gw: Gateway, request: web.Request, address: str) -> web.
     after_text = request.query.get("after")
     after = whole_number(after_text, "after") if after_text is not None else 0
     ws = web.WebSocketResponse(
-        heartbeat=20, max_msg_size=gw.settings.max_body_bytes, timeout=CLOSE_SECONDS
+        heartbeat=HEARTBEAT_SECONDS, max_msg_size=gw.settings.max_body_bytes, timeout=CLOSE_SECONDS
     )
     await ws.prepare(request)
     outbox = Outbox(ws, gw.settings.socket_queue, request.transport)
