@@ -78,6 +78,9 @@ class Figures:
 
     latencies: list[float] = field(default_factory=list)
     sent: list[float] = field(default_factory=list)  # each timed command's send, s into the run
+    # Open loop: how late the tool sent each command after it was due (its own delay: a tool
+    # too busy to send on time bunches commands up, and the bunch is measured as latency)
+    late: list[float] = field(default_factory=list)
     frames: Counter[str] = field(default_factory=Counter)  # frames received, by kind
     accepted: int = 0
     errors: Counter[str] = field(default_factory=Counter)
@@ -134,11 +137,16 @@ async def _play_games(
     ready: tuple[str, list[str]] | None = first
     # Open loop: spread the games over one pace interval, so they do not all move at once.
     next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
+    await asyncio.sleep(max(0.0, begin - time.monotonic()))
     while time.monotonic() < end:
         game, tokens = ready or await _new_game(session, args, figures)
         ready = None
         seat = 0
         while time.monotonic() < end:
+            if args.pace:
+                if next_at >= end:  # due after the run: not sent (the run ends at --duration)
+                    return
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
             auth = {"Authorization": f"Bearer {tokens[seat]}"}
             async with session.get(f"{args.url}/api/games/{game}", headers=auth) as r:
                 view = await r.json()
@@ -154,10 +162,8 @@ async def _play_games(
                 continue
             command = bot.choose(seat_view_from_json(view, rules), rng)
             body = {"id": uuid.uuid4().hex[:16], **command_json(command, with_seat=False)}
-            if args.pace:
-                if next_at >= end:  # due after the run: not sent (the run ends at --duration)
-                    return
-                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            if args.pace:  # (late by the view's GET too: this transport needs it first)
+                figures.late.append(time.monotonic() - next_at)
                 next_at += args.pace
             started, sent = time.perf_counter(), time.monotonic()
             url = f"{args.url}/api/games/{game}/commands"
@@ -172,6 +178,7 @@ async def _play_games(
                 figures.errors[answer.get("error", {}).get("code", str(status))] += 1
 
 
+START_LEAD = 0.1  # seconds from starting the slots to the run's clock, per 1,000 games (and one)
 ANSWER_WAIT = 30.0  # seconds a WebSocket command may wait for its answer before it counts as lost
 
 
@@ -266,16 +273,19 @@ async def _play_games_ws(
     ready: _SocketGame | None = first
     first.frames.clear()  # (what the set-up's sockets got before the clock is not the run's)
     next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
+    await asyncio.sleep(max(0.0, begin - time.monotonic()))
     while time.monotonic() < end:
         if ready is not None:
             game, ready = ready, None
         else:
             game = _SocketGame(session, args, *(await _new_game(session, args, figures)))
             await game.open()
+        live_at_end = True  # its sockets stay open to the run's end (else closed when left)
         try:
             while time.monotonic() < end:
                 if game.finished():
                     figures.games_finished += 1
+                    live_at_end = False
                     break
                 moving = game.mover()
                 if moving is None:  # waiting for a push (or the next round's deal)
@@ -285,23 +295,26 @@ async def _play_games_ws(
                             game.changed.wait(), max(0.0, end - time.monotonic())
                         )
                     continue
-                seat, view = moving
-                command = bot.choose(seat_view_from_json(view, rules), rng)
-                body = {"id": uuid.uuid4().hex[:16], **command_json(command, with_seat=False)}
                 if args.pace:
                     if next_at >= end:  # due after the run: not sent (it ends at --duration);
                         # the game stays live (its sockets open) to the end, as the run's count
                         # of live games says
-                        await asyncio.sleep(max(0.0, end - time.monotonic()))
                         return
-                    await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                    if time.monotonic() < next_at:  # the view is looked at again when due
+                        await asyncio.sleep(next_at - time.monotonic())
+                        continue
+                    figures.late.append(time.monotonic() - next_at)
                     next_at += args.pace
+                seat, view = moving
+                command = bot.choose(seat_view_from_json(view, rules), rng)
+                body = {"id": uuid.uuid4().hex[:16], **command_json(command, with_seat=False)}
                 game.changed.clear()
                 started, sent = time.perf_counter(), time.monotonic()
                 try:
                     status, answer = await asyncio.wait_for(game.send(seat, body), ANSWER_WAIT)
                 except (TimeoutError, ConnectionError) as err:  # a socket lost: the next game
                     figures.errors[f"no_answer ({type(err).__name__})"] += 1
+                    live_at_end = False
                     break
                 figures.latencies.append(time.perf_counter() - started)
                 figures.sent.append(round(sent - begin, 3))
@@ -319,7 +332,7 @@ async def _play_games_ws(
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:
             figures.frames.update(game.frames)
-            if parked is not None and time.monotonic() >= end:
+            if parked is not None and live_at_end:
                 parked.append(game)
             else:
                 await game.close()
@@ -354,10 +367,18 @@ async def _redis_cpu(url: str | None) -> float | None:
         await client.aclose()
 
 
+def _percentile(ordered: list[float], q: float) -> float:
+    """The ``q``th percentile of the sorted seconds, in ms (the value at or below which ``q`` %
+    of them are)."""
+    return round(ordered[max(int(len(ordered) * q / 100) - 1, 0)] * 1000, 2)
+
+
 async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> dict[str, Any]:
     """Run the load and gather the figures (into ``figures`` when given: its samples are what a
     plot draws)."""
     import aiohttp
+
+    from shared.cli.progress import bar  # (not once the clock runs: an import takes ~40 ms)
 
     figures = Figures() if figures is None else figures
     connector = aiohttp.TCPConnector(limit=0)
@@ -386,18 +407,22 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         gc.freeze()
         collecting = gc.isenabled()
         gc.disable()
+        # (before the slots start: a service's /metrics page can take it 100-250 ms to render,
+        # which would stall the run's first commands)
         cpu_before = [await _process_figures(session, url) for url in args.metrics]
         redis_before = await _redis_cpu(args.redis)
-        client_before = time.process_time()
-        started = time.monotonic()
+        # The clock starts once every slot has been started and is waiting for it: starting
+        # thousands of tasks takes the tool a while, and commands due meanwhile would go out
+        # in one bunch (a burst of ~40 commands at 5,000 games, measured as 20-30 ms each).
+        started = time.monotonic() + START_LEAD * (1 + args.games / 1000)
         parked: list[_SocketGame] = []  # games live at the end, closed after the figures
         play = partial(_play_games_ws, parked=parked) if args.transport == "ws" else _play_games
         slots = [
             asyncio.create_task(play(session, args, figures, firsts[i], started, i))
             for i in range(args.games)
         ]
-        from shared.cli.progress import bar
-
+        await asyncio.sleep(max(0.0, started - time.monotonic()))
+        client_before = time.process_time()
         # The run is bounded by time: the bar counts its seconds (the ETA is what is left).
         with bar(args.duration, "load", unit="s", bar_format=SECONDS_BAR) as progress:
             while not all(t.done() for t in slots):
@@ -435,6 +460,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         cpu_ms["redis"] = round((redis_after - redis_before) / turns * 1000, 3)
     cpu_ms["loadtest"] = round(client_cpu / turns * 1000, 3)
     latencies = sorted(figures.latencies) or [0.0]
+    late = sorted(figures.late) or [0.0]
     return {
         "url": args.url,
         "games": args.games,
@@ -447,9 +473,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         "commands": len(figures.latencies),
         "latency_ms": {
             "p50": round(statistics.median(latencies) * 1000, 2),
-            "p99": round(
-                latencies[int(len(latencies) * 0.99) - 1 if len(latencies) > 1 else 0] * 1000, 2
-            ),
+            **{f"p{q:g}": _percentile(latencies, q) for q in (90, 95, 99, 99.9)},
             "max": round(latencies[-1] * 1000, 2),
         },
         # The slowest commands, when each was sent (s into the run) and what it took: a tail of
@@ -462,6 +486,8 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         # all frames over the accepted turns (three a turn with an answer apart from its view).
         "frames": dict(figures.frames),
         "frames_per_turn": round(sum(figures.frames.values()) / turns, 2),
+        # Open loop: how late the tool itself sent commands after they were due
+        "send_late_ms": {"p99": _percentile(late, 99), "max": round(late[-1] * 1000, 2)},
         "errors": dict(figures.errors),
         "games_started": figures.games_started,
         "games_finished": figures.games_finished,

@@ -38,6 +38,7 @@ from tests.ports import spare_port  # noqa: E402
 from tests.servers import RedisServer, url_ok, wait_until  # noqa: E402
 
 RUMMY = [sys.executable, "-m", "services.main"]
+WARM_UP_SECONDS = 3.0  # an unmeasured run of the stack before the measured ones
 BARE = "bare pipeline (no game logic)"
 
 
@@ -275,6 +276,10 @@ def main() -> None:
                 wait_until(partial(url_ok, f"http://127.0.0.1:{port}/readyz"), 30, every=0.2)
             url = f"http://127.0.0.1:{gw}"
             metrics = [f"http://127.0.0.1:{p}/metrics" for p in ports]
+            # Not measured: the referees share the partitions out in their first seconds (a
+            # command on a partition being handed over waits up to a second), and each
+            # process's first games load what it loads lazily.
+            loadtest(url, 20, WARM_UP_SECONDS, None, metrics, redis_url)
             for games in sizes(args.closed):
                 result = loadtest(url, games, args.duration, None, metrics, redis_url)
                 show(setup, "closed", games, result, memory(result))
