@@ -407,8 +407,8 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         gc.freeze()
         collecting = gc.isenabled()
         gc.disable()
-        # (before the slots start: a service's /metrics page can take it 100-250 ms to render,
-        # which would stall the run's first commands)
+        # (before the slots start: each service renders its /metrics page on its own loop, so
+        # the run's first commands would wait for it)
         cpu_before = [await _process_figures(session, url) for url in args.metrics]
         redis_before = await _redis_cpu(args.redis)
         # The clock starts once every slot has been started and is waiting for it: starting
