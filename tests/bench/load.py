@@ -145,6 +145,16 @@ def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
     if frames := result.get("frames"):  # what the load tool's sockets received, by kind
         each = ", ".join(f"{kind} {count:,}" for kind, count in sorted(frames.items()))
         print(f"  frames: {each}; {result['frames_per_turn']} a turn")
+    if "p90" in lat:
+        late = result.get("send_late_ms") or {}
+        print(
+            f"  latency p90 {lat['p90']:.1f}, p95 {lat['p95']:.1f}, p99.9 {lat['p99.9']:.1f} ms"
+            + (
+                f"; sent late by the tool: p99 {late['p99']:.1f}, max {late['max']:.1f} ms"
+                if late
+                else ""
+            )
+        )
     if slowest := result.get("slowest"):  # (s into the run it was sent, ms it took)
         print("  slowest (sent at s: ms):", ", ".join(f"{t:g}: {ms:g}" for t, ms in slowest))
 
