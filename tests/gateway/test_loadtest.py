@@ -39,7 +39,7 @@ async def test_loadtest_plays_games_and_reports_figures(
     assert figures["accepted"] >= 20, figures
     assert figures["commands"] == figures["accepted"]
     lat = figures["latency_ms"]
-    assert 0 < lat["p50"] <= lat["p99"] <= lat["max"]
+    assert 0 < lat["p50"] <= lat["p90"] <= lat["p95"] <= lat["p99"] <= lat["p99.9"] <= lat["max"]
     assert next(iter(figures["memory_bytes"].values())) > 10_000_000
     # CPU per turn of the service (here everything runs in this process) and of the load tool.
     cpu = figures["cpu_ms_per_turn"]
@@ -73,10 +73,17 @@ async def test_open_loop_paces_each_game(make_stack: MakeStack) -> None:
         transport="ws",
         redis=None,
     )
-    figures = await loadtest(args)
+    measured = Figures()
+    figures = await loadtest(args, measured)
     assert figures["mode"] == "open" and figures["errors"] == {}
     # Four games, one command each a quarter second, for two seconds: about 32 commands.
     assert 16 <= figures["commands"] <= 40, figures
+    # Each command was sent at or after its due time, none before the clock; how late the
+    # tool was is a figure of its own.
+    assert len(measured.late) == figures["commands"] and min(measured.late) >= 0
+    assert min(measured.sent) >= 0
+    late = figures["send_late_ms"]
+    assert 0 <= late["p99"] <= late["max"] == round(max(measured.late) * 1000, 2)
 
 
 async def test_loadtest_draws_its_bar_only_on_a_terminal(
