@@ -74,6 +74,12 @@ INTERESTING = {
 FOLLOW_PAUSE = 0.05  # seconds between reads of the feed after one that had little news
 MAX_CONFLICTS = 10
 SWEEP_SECONDS = 5.0
+ASK_AGAIN_SECONDS = 5.0
+"""A round's next deal, once asked for, is asked for again only after this long: every news of
+the game while the deal is not in (its own score sheet's among them) found the game waiting and
+asked again, and the referee answers a repeated command id by reading the game's whole log, a
+cost that grew with the game, every round. Asked again after this long, a lost or refused ask
+is still made good (by the next news, or the sweep)."""
 GAUGE_SECONDS = 5.0  # between two updates of the per-partition feed gauges
 REPORTED_GAMES = 20  # a rebuild names at most this many games whose standings differed
 TIDY_EVERY = 20  # heartbeats between two looks for departed consumers
@@ -145,6 +151,8 @@ class Scoring:
             registry=self.registry,
         )
         self.sweep_seconds = SWEEP_SECONDS
+        # Game -> (round, when) of the last ask for its next deal, while the game waits for it
+        self.asked: dict[str, tuple[int, float]] = {}
         self.stopping = asyncio.Event()
         self.running = False
         reading = Reading.from_settings(
@@ -361,10 +369,7 @@ class Scoring:
                     self.sheets.inc()
                     self.log.info("scores recorded", game=game_id, round=state.round)
                 state = loaded.state
-            if state.phase == "next":
-                await self.bus.send(
-                    CommandEntry(game_id, "continue", f"continue:{state.round}", at=self.clock())
-                )
+            await self._ask_to_carry_on(game_id, state)
             await self.projections.apply(state)
             if state.status == "finished" and not await self.projections.ratings.known(game_id):
                 await self.projections.rate(game_id, await self.store.read(game_id))
@@ -374,6 +379,19 @@ class Scoring:
                 await self.client.srem(self.keys.awaiting_scores(), *members)
             return state
         raise RuntimeError(f"game {game_id}: {MAX_CONFLICTS} version conflicts in a row")
+
+    async def _ask_to_carry_on(self, game_id: str, state: GameState) -> None:
+        """Ask the referee for the next deal of a game that waits for it, unless that was
+        asked less than ``ASK_AGAIN_SECONDS`` ago."""
+        if state.phase != "next":
+            self.asked.pop(game_id, None)
+            return
+        now = self.clock()
+        last = self.asked.get(game_id)
+        if last is not None and last[0] == state.round and now - last[1] < ASK_AGAIN_SECONDS:
+            return
+        await self.bus.send(CommandEntry(game_id, "continue", f"continue:{state.round}", at=now))
+        self.asked[game_id] = (state.round, now)
 
     async def rebuild(
         self,

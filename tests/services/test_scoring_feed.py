@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from services.scoring.scoring import Scoring
+from services.scoring.scoring import ASK_AGAIN_SECONDS, Scoring
 from shared.infra.bus import SCORING, partition_of
 from shared.infra.keys import awaiting_member
+from shared.infra.protocol import CommandEntry
 from tests.services.conftest import Stack, settled
 from tests.services.driver import create_game, drive
 
@@ -163,3 +164,68 @@ def _name(value: Any) -> str:
 async def _pending_ids(stack: Stack, feed: str) -> list[tuple[Any, Any]]:
     rows = await stack.client.xpending_range(feed, SCORING, min="-", max="+", count=100)
     return [(row["message_id"], row["consumer"]) for row in rows]
+
+
+async def test_scoring_asks_for_each_next_round_once(stack: Stack) -> None:
+    """A round's end is asked to carry on once, not again on the news of its own score sheet
+    (which comes while the next deal is not in yet): the referee answers a repeated command id
+    by reading the game's whole log again, a cost that grows with the game, every round."""
+    await stack.stop(stack.scoring)
+    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
+    await drive(
+        stack.requester,
+        stack.games,
+        game_id,
+        ["greedy"] * 2,
+        until=lambda state: state.phase == "scoring",
+    )
+    # No referee to deal the next round: the game stays at "next" while scoring records the
+    # sheet, asks for the next round and then reads the news of its own sheet.
+    await stack.stop(stack.referee)
+    stack.start_scoring("scoring-2")
+    feed = stack.keys.feed(partition_of(game_id, stack.settings.partitions))
+    await stack.until(lambda: _scored(stack, game_id, 1))
+    await stack.until(lambda: settled(stack.client, feed, SCORING))
+    stream = stack.requester.bus.command_stream(game_id)
+    entries = [CommandEntry.decode(fields) for _, fields in await stack.client.xrange(stream)]
+    asked = Counter(e.cid for e in entries if e.game == game_id and e.kind == "continue")
+    assert asked == {"continue:1": 1}, asked
+    # The referee back, the game plays on to its end, each round asked for once.
+    stack.start_referee("referee-2")
+    await drive(stack.requester, stack.games, game_id, ["greedy"] * 2)
+    assert (await types_of(stack, game_id))["MatchEnded"] == 1
+    entries = [CommandEntry.decode(fields) for _, fields in await stack.client.xrange(stream)]
+    asked = Counter(e.cid for e in entries if e.game == game_id and e.kind == "continue")
+    assert asked == {"continue:1": 1, "continue:2": 1}, asked
+
+
+async def test_scoring_asks_again_for_a_next_round_that_did_not_come(stack: Stack) -> None:
+    """An ask for the next deal that came to nothing (lost, or refused) is made again once
+    ``ASK_AGAIN_SECONDS`` have passed by scoring's clock, not before."""
+    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
+    await drive(
+        stack.requester,
+        stack.games,
+        game_id,
+        ["greedy"] * 2,
+        until=lambda state: state.phase == "scoring",
+    )
+    await stack.stop(stack.referee)
+    await stack.stop(stack.scoring)
+    now = [1000.0]
+    scorer = Scoring(stack.client, stack.settings, clock=lambda: now[0])
+    stream = stack.requester.bus.command_stream(game_id)
+
+    async def asked() -> int:
+        entries = [CommandEntry.decode(f) for _, f in await stack.client.xrange(stream)]
+        return sum(e.game == game_id and e.kind == "continue" for e in entries)
+
+    before = await asked()
+    assert (await scorer.catch_up(game_id)).phase == "next"  # the sheet recorded, the deal asked
+    assert await asked() == before + 1
+    now[0] += ASK_AGAIN_SECONDS - 0.5
+    await scorer.catch_up(game_id)
+    assert await asked() == before + 1
+    now[0] += 1.0
+    await scorer.catch_up(game_id)
+    assert await asked() == before + 2
