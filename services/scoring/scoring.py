@@ -382,16 +382,26 @@ class Scoring:
 
     async def _ask_to_carry_on(self, game_id: str, state: GameState) -> None:
         """Ask the referee for the next deal of a game that waits for it, unless that was
-        asked less than ``ASK_AGAIN_SECONDS`` ago."""
+        asked less than ``ASK_AGAIN_SECONDS`` ago. (A state older than the ask, such as the
+        one a duplicate append of the sheet hands back, changes nothing.)"""
+        last = self.asked.get(game_id)
+        if last is not None and carried_on(state, last[0]):
+            del self.asked[game_id]  # the game moved past that round
+            last = None
         if state.phase != "next":
-            self.asked.pop(game_id, None)
             return
         now = self.clock()
-        last = self.asked.get(game_id)
         if last is not None and last[0] == state.round and now - last[1] < ASK_AGAIN_SECONDS:
             return
-        await self.bus.send(CommandEntry(game_id, "continue", f"continue:{state.round}", at=now))
+        # Noted before the send: the sweep and the feed may catch the same game up at once.
         self.asked[game_id] = (state.round, now)
+        try:
+            await self.bus.send(
+                CommandEntry(game_id, "continue", f"continue:{state.round}", at=now)
+            )
+        except BaseException:
+            self.asked.pop(game_id, None)  # not asked after all: the next look asks
+            raise
 
     async def rebuild(
         self,
