@@ -11,7 +11,22 @@ from typing import Any
 import pytest
 
 from shared.cli.loadtest import Figures, _SocketGame, loadtest
-from tests.gateway.conftest import MakeStack
+from tests.gateway.conftest import MakeStack, Stack
+
+
+def run_args(stack: Stack, **given: Any) -> argparse.Namespace:
+    """`rummy loadtest`'s arguments against the stack: these defaults, ``given`` over them."""
+    defaults: dict[str, Any] = {
+        "pace": None,
+        "rules": "robbers",
+        "players": 2,
+        "bot": "random",
+        "metrics": [],
+        "transport": "ws",
+        "redis": None,
+    }
+    url = str(stack.server.make_url("")).rstrip("/")
+    return argparse.Namespace(url=url, **(defaults | given))
 
 
 @pytest.mark.parametrize("transport", ["ws", "http"])
@@ -19,18 +34,13 @@ async def test_loadtest_plays_games_and_reports_figures(
     make_stack: MakeStack, transport: str
 ) -> None:
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
+    args = run_args(
+        stack,
         games=3,
         duration=2.0,
-        pace=None,
-        rules="robbers",
-        players=2,
-        bot="random",
         metrics=[str(stack.server.make_url("/metrics"))],
         seed=1,
         transport=transport,
-        redis=None,
     )
     figures = await loadtest(args)
     assert figures["transport"] == transport and figures["mode"] == "closed"
@@ -60,19 +70,7 @@ async def test_loadtest_plays_games_and_reports_figures(
 
 async def test_open_loop_paces_each_game(make_stack: MakeStack) -> None:
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
-        games=4,
-        duration=2.0,
-        pace=0.25,
-        rules="rummikub",
-        players=2,
-        bot="random",
-        metrics=[],
-        seed=2,
-        transport="ws",
-        redis=None,
-    )
+    args = run_args(stack, games=4, duration=2.0, pace=0.25, rules="rummikub", seed=2)
     measured = Figures()
     figures = await loadtest(args, measured)
     assert figures["mode"] == "open" and figures["errors"] == {}
@@ -92,19 +90,7 @@ async def test_loadtest_draws_its_bar_only_on_a_terminal(
     import shared.cli.progress as progress
 
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
-        games=2,
-        duration=1.0,
-        pace=None,
-        rules="robbers",
-        players=2,
-        bot="random",
-        metrics=[],
-        seed=2,
-        transport="http",
-        redis=None,
-    )
+    args = run_args(stack, games=2, duration=1.0, seed=2, transport="http")
     await loadtest(args)
     assert "load:" not in capsys.readouterr().err  # the captured stderr is no terminal
     monkeypatch.setattr(progress, "terminal", lambda stream: True)
@@ -119,19 +105,7 @@ async def test_loadtest_plots_what_it_measured(make_stack: MakeStack) -> None:
     from tests.pictures.test_chart import drawn_series
 
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
-        games=2,
-        duration=1.5,
-        pace=None,
-        rules="robbers",
-        players=2,
-        bot="random",
-        metrics=[],
-        seed=3,
-        transport="ws",
-        redis=None,
-    )
+    args = run_args(stack, games=2, duration=1.5, seed=3)
     figures = Figures()
     result = await loadtest(args, figures)
     drawn = drawn_series(plot(result, figures))
@@ -154,19 +128,7 @@ async def test_open_loop_sends_nothing_due_after_the_duration(
     """With a pace longer than the run, each game's one command falls inside the run or is not
     sent: a command due after ``--duration`` would stretch the run by up to a pace."""
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
-        games=3,
-        duration=0.5,
-        pace=30.0,
-        rules="robbers",
-        players=2,
-        bot="random",
-        metrics=[],
-        seed=4,
-        transport=transport,
-        redis=None,
-    )
+    args = run_args(stack, games=3, duration=0.5, pace=30.0, seed=4, transport=transport)
     # Each game's first command is due at its offset into the pace (the slot's first draw).
     # The seed puts every one after the run's end, so none may be sent, however slow the
     # machine (a slower one only sends later).
@@ -183,19 +145,7 @@ async def test_no_socket_closes_while_a_command_of_the_run_is_in_flight(
     """The games live at the end close after every slot is done: closing thousands of sockets
     at once while another game's last command is in flight is measured as its latency."""
     stack = await make_stack(rate_per_second=0)
-    args = argparse.Namespace(
-        url=str(stack.server.make_url("")).rstrip("/"),
-        games=2,
-        duration=1.0,
-        pace=30.0,
-        rules="robbers",
-        players=2,
-        bot="random",
-        metrics=[],
-        seed=225,
-        transport="ws",
-        redis=None,
-    )
+    args = run_args(stack, games=2, duration=1.0, pace=30.0, seed=225)
     # Slot 0's one command is due 0.22 s in, slot 1's after the end (so it ends at the end).
     due = [random.Random(args.seed * 100_003 + slot).random() * args.pace for slot in range(2)]
     assert due[0] < 0.3 and due[1] > 2 * args.duration, due

@@ -21,6 +21,26 @@ async def types_of(stack: Stack, game_id: str) -> Counter[str]:
     return Counter(e.type for e in await stack.games.store.read(game_id))
 
 
+async def asks_to_carry_on(stack: Stack, game_id: str) -> Counter[str]:
+    """The asks for the game's next deal on its command stream, by command id."""
+    stream = stack.requester.bus.command_stream(game_id)
+    entries = [CommandEntry.decode(fields) for _, fields in await stack.client.xrange(stream)]
+    return Counter(e.cid for e in entries if e.game == game_id and e.kind == "continue")
+
+
+async def drive_to_a_round_end(stack: Stack) -> str:
+    """A new two-round game of two, played to its first round's end; its id."""
+    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
+    await drive(
+        stack.requester,
+        stack.games,
+        game_id,
+        ["greedy"] * 2,
+        until=lambda state: state.phase == "scoring",
+    )
+    return game_id
+
+
 async def test_a_round_that_ended_while_scoring_was_down_is_scored_by_the_sweep(
     stack: Stack,
 ) -> None:
@@ -171,14 +191,7 @@ async def test_scoring_asks_for_each_next_round_once(stack: Stack) -> None:
     (which comes while the next deal is not in yet): the referee answers a repeated command id
     by reading the game's whole log again, a cost that grows with the game, every round."""
     await stack.stop(stack.scoring)
-    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
-    await drive(
-        stack.requester,
-        stack.games,
-        game_id,
-        ["greedy"] * 2,
-        until=lambda state: state.phase == "scoring",
-    )
+    game_id = await drive_to_a_round_end(stack)
     # No referee to deal the next round: the game stays at "next" while scoring records the
     # sheet, asks for the next round and then reads the news of its own sheet.
     await stack.stop(stack.referee)
@@ -186,39 +199,26 @@ async def test_scoring_asks_for_each_next_round_once(stack: Stack) -> None:
     feed = stack.keys.feed(partition_of(game_id, stack.settings.partitions))
     await stack.until(lambda: _scored(stack, game_id, 1))
     await stack.until(lambda: settled(stack.client, feed, SCORING))
-    stream = stack.requester.bus.command_stream(game_id)
-    entries = [CommandEntry.decode(fields) for _, fields in await stack.client.xrange(stream)]
-    asked = Counter(e.cid for e in entries if e.game == game_id and e.kind == "continue")
-    assert asked == {"continue:1": 1}, asked
+    assert (asked := await asks_to_carry_on(stack, game_id)) == {"continue:1": 1}, asked
     # The referee back, the game plays on to its end, each round asked for once.
     stack.start_referee("referee-2")
     await drive(stack.requester, stack.games, game_id, ["greedy"] * 2)
     assert (await types_of(stack, game_id))["MatchEnded"] == 1
-    entries = [CommandEntry.decode(fields) for _, fields in await stack.client.xrange(stream)]
-    asked = Counter(e.cid for e in entries if e.game == game_id and e.kind == "continue")
+    asked = await asks_to_carry_on(stack, game_id)
     assert asked == {"continue:1": 1, "continue:2": 1}, asked
 
 
 async def test_scoring_asks_again_for_a_next_round_that_did_not_come(stack: Stack) -> None:
     """An ask for the next deal that came to nothing (lost, or refused) is made again once
     ``ASK_AGAIN_SECONDS`` have passed by scoring's clock, not before."""
-    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
-    await drive(
-        stack.requester,
-        stack.games,
-        game_id,
-        ["greedy"] * 2,
-        until=lambda state: state.phase == "scoring",
-    )
+    game_id = await drive_to_a_round_end(stack)
     await stack.stop(stack.referee)
     await stack.stop(stack.scoring)
     now = [1000.0]
     scorer = Scoring(stack.client, stack.settings, clock=lambda: now[0])
-    stream = stack.requester.bus.command_stream(game_id)
 
     async def asked() -> int:
-        entries = [CommandEntry.decode(f) for _, f in await stack.client.xrange(stream)]
-        return sum(e.game == game_id and e.kind == "continue" for e in entries)
+        return sum((await asks_to_carry_on(stack, game_id)).values())
 
     before = await asked()
     assert (await scorer.catch_up(game_id)).phase == "next"  # the sheet recorded, the deal asked
