@@ -104,3 +104,17 @@ async def drive(
         driven.commands += 1
         assert answer["status"] in ("accepted", "rejected"), answer
     raise AssertionError(f"game {game_id} did not finish in {max_commands} commands")
+
+
+async def round_ended(
+    requester: Requester,
+    games: GameLog,
+    rules: str,
+    seats: int,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """A new game of greedy bots, played until its first round has ended (its score sheet is
+    due); its id."""
+    game_id = await create_game(requester, rules, seats, options)
+    await drive(requester, games, game_id, ["greedy"] * seats, until=lambda s: s.phase == "scoring")
+    return game_id

@@ -18,7 +18,7 @@ from shared.infra.gamelog import fold_stored
 from shared.infra.protocol import CommandEntry
 from shared.infra.stored import StoredEvent
 from tests.services.conftest import Stack
-from tests.services.driver import create_game, drive
+from tests.services.driver import create_game, drive, round_ended
 
 
 async def events_of(stack: Stack, game_id: str) -> list[StoredEvent]:
@@ -151,14 +151,7 @@ async def test_concurrent_commands_on_two_referees_never_double_apply(stack: Sta
 
 async def test_scoring_records_a_sheet_once_under_redelivery(stack: Stack) -> None:
     await stack.stop(stack.scoring)  # nobody scores until this test says so
-    game_id = await create_game(stack.requester, "robbers", 3, {"match_rounds": 2})
-    await drive(
-        stack.requester,
-        stack.games,
-        game_id,
-        ["greedy"] * 3,
-        until=lambda state: state.phase == "scoring",
-    )
+    game_id = await round_ended(stack.requester, stack.games, "robbers", 3, {"match_rounds": 2})
     feed = stack.keys.feed(partition_of(game_id, stack.settings.partitions))
     entries = await stack.client.xrange(feed)
     ended = [

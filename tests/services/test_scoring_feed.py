@@ -14,7 +14,7 @@ from shared.infra.bus import SCORING, partition_of
 from shared.infra.keys import awaiting_member
 from shared.infra.protocol import CommandEntry
 from tests.services.conftest import Stack, settled
-from tests.services.driver import create_game, drive
+from tests.services.driver import create_game, drive, round_ended
 
 
 async def types_of(stack: Stack, game_id: str) -> Counter[str]:
@@ -30,29 +30,14 @@ async def asks_to_carry_on(stack: Stack, game_id: str) -> Counter[str]:
 
 async def drive_to_a_round_end(stack: Stack) -> str:
     """A new two-round game of two, played to its first round's end; its id."""
-    game_id = await create_game(stack.requester, "robbers", 2, {"match_rounds": 2})
-    await drive(
-        stack.requester,
-        stack.games,
-        game_id,
-        ["greedy"] * 2,
-        until=lambda state: state.phase == "scoring",
-    )
-    return game_id
+    return await round_ended(stack.requester, stack.games, "robbers", 2, {"match_rounds": 2})
 
 
 async def test_a_round_that_ended_while_scoring_was_down_is_scored_by_the_sweep(
     stack: Stack,
 ) -> None:
     await stack.stop(stack.scoring)
-    game_id = await create_game(stack.requester, "robbers", 3, {"match_rounds": 2})
-    await drive(
-        stack.requester,
-        stack.games,
-        game_id,
-        ["greedy"] * 3,
-        until=lambda state: state.phase == "scoring",
-    )
+    game_id = await round_ended(stack.requester, stack.games, "robbers", 3, {"match_rounds": 2})
     awaiting = stack.keys.awaiting_scores()
     assert await stack.client.smembers(awaiting) == {awaiting_member(game_id, 1).encode()}
     # The news of the round's end is gone (trimmed) before scoring comes back.
@@ -72,15 +57,8 @@ async def test_a_round_that_ended_while_scoring_was_down_is_scored_by_the_sweep(
 
     # The sweep forgets rounds long carried on (a redelivered command announces its RoundEnded
     # again) and members that are not rounds at all; it keeps a round still waiting.
-    waiting = await create_game(stack.requester, "robbers-classic", 2)
     await stack.stop(revived)
-    await drive(
-        stack.requester,
-        stack.games,
-        waiting,
-        ["greedy"] * 2,
-        until=lambda state: state.phase == "scoring",
-    )
+    waiting = await round_ended(stack.requester, stack.games, "robbers-classic", 2)
     stale = [awaiting_member(game_id, 1), awaiting_member(game_id, 2), "junk", "a{b}|1", "g|x"]
     await stack.client.sadd(awaiting, *stale)
     scorer = Scoring(stack.client, stack.settings)
