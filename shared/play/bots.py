@@ -11,7 +11,7 @@ bot plugs in by implementing the same protocol and registering in ``BOTS``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from shared.core.cards import JOKER, make_card
@@ -147,6 +147,20 @@ def greedy_layout(view: SeatView, rng: random.Random | None = None) -> Melds | N
     return layout if _legal(view, layout) else None
 
 
+def extending_cards(meld: Cards, cards: Sequence[int]) -> list[int]:
+    """The ``cards`` that could lengthen ``meld`` at all: jokers, and cards sharing a rank (a
+    set) or a suit (a run) with every natural of it. Cheap, so a bot reads only the lay-offs
+    that pass (most of a late table's pairs of a meld and a card do not)."""
+    naturals = [c for c in meld if c != JOKER]
+    if not naturals:
+        return list(cards)
+    ranks = {c % 13 for c in naturals}
+    suits = {c // 13 for c in naturals}
+    rank = ranks.pop() if len(ranks) == 1 else -1
+    suit = suits.pop() if len(suits) == 1 else -1
+    return [c for c in cards if c == JOKER or c % 13 == rank or c // 13 == suit]
+
+
 def random_layout(view: SeatView, rng: random.Random) -> Melds | None:
     """One random legal move: a single hand meld, or a single lay-off.
 
@@ -161,7 +175,9 @@ def random_layout(view: SeatView, rng: random.Random) -> Melds | None:
     ]
     if not needs_opening:
         cards = sorted(set(view.hand))
-        candidates += [(i, card) for i in range(len(view.table)) for card in cards]
+        candidates += [
+            (i, card) for i, meld in enumerate(view.table) for card in extending_cards(meld, cards)
+        ]
     rng.shuffle(candidates)
     checked = 0
     for where, what in candidates:
