@@ -478,7 +478,7 @@ class Referee:
         the common case costs one round trip less."""
         for attempt in range(MAX_CONFLICTS):
             loaded = await self.games.load(entry.game, fresh=attempt > 0)
-            command = await self._command(entry, loaded)
+            command = await self._command(entry, loaded, effects)
             if isinstance(command, Rejection):
                 if attempt == 0 and command.code == "stale_version":
                     continue  # the cache may lag a write by another process: look afresh
@@ -556,7 +556,9 @@ class Referee:
         outcome = _outcome_of(events, seen)
         return Outcome(**{**outcome.__dict__, "duplicate": True})
 
-    async def _command(self, entry: CommandEntry, loaded: Loaded) -> Command | Rejection:
+    async def _command(
+        self, entry: CommandEntry, loaded: Loaded, effects: Effects
+    ) -> Command | Rejection:
         body = entry.body
         try:
             if entry.kind == "create":
@@ -581,7 +583,7 @@ class Referee:
             if entry.kind == "cancel":
                 return Cancel()
             if entry.kind == "expire":
-                return await self._expiry(entry.game, loaded.state)
+                return await self._expiry(entry.game, loaded.state, effects)
             if entry.seat is None:
                 return Rejection("bad_command", "a seat command needs a seat")
             expected = body.get("expected_version")
@@ -600,12 +602,16 @@ class Referee:
         except (KeyError, TypeError, ValueError) as err:
             return Rejection("bad_command", f"malformed {entry.kind} command: {err}")
 
-    async def _expiry(self, game: str, state: GameState) -> Command | Rejection:
+    async def _expiry(self, game: str, state: GameState, effects: Effects) -> Command | Rejection:
         """An ``expire`` the timers fired, unless the game was moved in within its limit (the
-        time of its last move is kept beside the timer, which a firing puts off by seconds)."""
+        time of its last move is kept beside the timer): then the expiry is due a limit after
+        that move, and fires again then."""
         moved = await self.client.get(self.keys.game(game, MOVED))
-        idle = self.clock() - float(_text(moved)) if moved is not None else None
-        if idle is not None and idle < self._expiry_limit(state):
+        last = float(_text(moved)) if moved is not None else None
+        limit = self._expiry_limit(state)
+        if last is not None and self.clock() - last < limit:
+            timers = self.keys.timers(partition_of(game, self.settings.partitions))
+            effects.writes.zadd(timers, {f"{game}|{EXPIRY}": last + limit}, xx=True)
             return Rejection("timer_not_expired", "the game has moved since its expiry was set")
         return Expire()
 
@@ -683,7 +689,11 @@ class Referee:
             limit = self._expiry_limit(loaded.state)
             # (Kept twice the limit: gone, the game has been idle past it anyway.)
             effects.writes.set(self.keys.game(game, MOVED), repr(at), ex=2 * limit)
-            effects.writes.zadd(timers, {f"{game}|{EXPIRY}": at + limit})
+            if before.version == 0 or "GameStarted" in types:
+                # The limit starts (a waiting game's, a game under way's). A later move only
+                # notes its time: the expiry, when it fires, finds it and moves itself on
+                # (``_expiry``), so a turn costs no write of the timers.
+                effects.writes.zadd(timers, {f"{game}|{EXPIRY}": at + limit})
 
     def _timer(self, effects: Effects, game: str, loaded: Loaded, again: bool = False) -> None:
         """Queue the current turn's deadline: its timer's (again: the same member and score);

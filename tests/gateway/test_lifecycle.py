@@ -8,6 +8,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
+from shared.infra.bus import partition_of
 from shared.infra.protocol import CommandEntry
 from tests.gateway.api import Api, check_error, play_to_end
 from tests.gateway.conftest import MakeStack, Stack
@@ -114,6 +117,32 @@ async def test_a_lobby_of_abandoned_games_empties_after_its_expiry(make_stack: M
     assert playing not in await lobby_ids(api, "playing")
     for game_id in waiting:
         assert (await stack.truth(game_id)).cancelled == "expired"
+
+
+async def test_a_move_puts_the_expiry_off_without_writing_the_timers(make_stack: MakeStack) -> None:
+    """A sit is a move: the expiry set when the game was made stays where it was (no write of
+    the timers per move), fires, finds the move, and is due a limit after it; with no move since,
+    it then expires the game."""
+    stack = await make_stack(waiting_expiry_seconds=600, playing_expiry_seconds=900)
+    api = stack.api
+    game_id, _ = await api.create("robbers", 3)
+    timers = stack.referee.keys.timers(partition_of(game_id, stack.settings.partitions))
+    member = f"{game_id}|expire"
+    set_at = await stack.redis.zscore(timers, member)
+    stack.clock.advance(400)
+    await api.sit(game_id, "ann")
+    assert await stack.redis.zscore(timers, member) == set_at
+    stack.clock.advance(201)
+    await fire_all(stack)
+    assert (await stack.truth(game_id)).status == "waiting"
+    assert await stack.redis.zscore(timers, member) == pytest.approx(set_at + 400, abs=1)
+    stack.clock.advance(398)
+    await fire_all(stack)
+    assert (await stack.truth(game_id)).status == "waiting"  # not due yet
+    stack.clock.advance(3)
+    await fire_all(stack)
+    assert (await stack.truth(game_id)).cancelled == "expired"
+    assert await stack.redis.zscore(timers, member) is None
 
 
 async def test_paging_through_a_lobby_that_drops_expired_games_misses_no_live_game(
