@@ -353,18 +353,34 @@ async def _process_figures(session: Any, url: str) -> dict[str, float]:
     return found
 
 
-async def _redis_cpu(url: str | None) -> float | None:
-    """The Redis server's CPU seconds so far (INFO cpu), or None without a URL."""
+REDIS_COUNTS = ("total_commands_processed", "total_net_input_bytes", "total_net_output_bytes")
+
+
+async def _redis_figures(url: str | None) -> dict[str, float] | None:
+    """The Redis server's CPU seconds (INFO cpu) and its commands and network bytes so far
+    (INFO stats), or None without a URL."""
     if not url:
         return None
     import redis.asyncio as aioredis
 
     client = aioredis.Redis.from_url(url)
     try:
-        info = await client.info("cpu")
-        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        info = {**await client.info("cpu"), **await client.info("stats")}
+        found = {"cpu": float(info["used_cpu_user"]) + float(info["used_cpu_sys"])}
+        return found | {name: float(info[name]) for name in REDIS_COUNTS}
     finally:
         await client.aclose()
+
+
+def _redis_per_turn(
+    before: dict[str, float] | None, after: dict[str, float] | None, turns: int
+) -> dict[str, float]:
+    """What Redis did per accepted turn: commands, bytes in and out (the tool's own INFO calls
+    included: two commands in a run)."""
+    if before is None or after is None:
+        return {}
+    names = dict(zip(REDIS_COUNTS, ("commands", "bytes_in", "bytes_out"), strict=True))
+    return {short: round((after[n] - before[n]) / turns, 2) for n, short in names.items()}
 
 
 def _percentile(ordered: list[float], q: float) -> float:
@@ -410,7 +426,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         # (before the slots start: each service renders its /metrics page on its own loop, so
         # the run's first commands would wait for it)
         cpu_before = [await _process_figures(session, url) for url in args.metrics]
-        redis_before = await _redis_cpu(args.redis)
+        redis_before = await _redis_figures(args.redis)
         # The clock starts once every slot has been started and is waiting for it: starting
         # thousands of tasks takes the tool a while, and commands due meanwhile would go out
         # in one bunch (a burst of ~40 commands at 5,000 games, measured as 20-30 ms each).
@@ -441,7 +457,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         if collecting:
             gc.enable()
         gc.unfreeze()
-        redis_after = await _redis_cpu(args.redis)
+        redis_after = await _redis_figures(args.redis)
         cpu_after = [await _process_figures(session, url) for url in args.metrics]
         await asyncio.gather(*(game.close() for game in parked))
     turns = max(figures.accepted, 1)
@@ -457,7 +473,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         spent = after[name] - before[name] if name in before and name in after else None
         cpu_ms[url] = None if spent is None else round(spent / turns * 1000, 3)
     if redis_before is not None and redis_after is not None:
-        cpu_ms["redis"] = round((redis_after - redis_before) / turns * 1000, 3)
+        cpu_ms["redis"] = round((redis_after["cpu"] - redis_before["cpu"]) / turns * 1000, 3)
     cpu_ms["loadtest"] = round(client_cpu / turns * 1000, 3)
     latencies = sorted(figures.latencies) or [0.0]
     late = sorted(figures.late) or [0.0]
@@ -493,6 +509,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         "games_finished": figures.games_finished,
         "memory_bytes": memory,
         "cpu_ms_per_turn": cpu_ms,
+        "redis_per_turn": _redis_per_turn(redis_before, redis_after, turns),
     }
 
 

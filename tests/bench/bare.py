@@ -142,6 +142,19 @@ async def clients(url: str, count: int, duration: float, pace: float | None) -> 
     }
 
 
+def redis_counts(url: str) -> list[float]:
+    """Commands, bytes in and bytes out of the Redis server so far (INFO stats)."""
+    import redis
+
+    plain = redis.Redis.from_url(url)
+    try:
+        info = plain.info("stats")
+    finally:
+        plain.close()
+    names = ("total_commands_processed", "total_net_input_bytes", "total_net_output_bytes")
+    return [float(info[name]) for name in names]
+
+
 def measure(
     redis_url: str,
     count: int,
@@ -170,12 +183,18 @@ def measure(
         wait_until(lambda: listening(port), 30, every=0.1, message=f"nothing on port {port}")
         time.sleep(0.5)  # the worker's group exists before the first message
         pids = [p.pid for p in procs] + list(redis_pids)
+        counted = redis_counts(redis_url)
         before, mine = cpu_seconds(pids), time.process_time()
         result = asyncio.run(clients(f"ws://127.0.0.1:{port}/ws", count, duration, pace))
         spent = [b - a for a, b in zip(before, cpu_seconds(pids), strict=True)]
         spent.append(time.process_time() - mine)
         done = max(1, round(result["per_second"] * duration))
         result["cpu_ms"] = [round(x / done * 1000, 3) for x in spent]
+        counts = [b - a for a, b in zip(counted, redis_counts(redis_url), strict=True)]
+        names = ("commands", "bytes_in", "bytes_out")
+        result["redis_per_turn"] = {
+            n: round(c / done, 2) for n, c in zip(names, counts, strict=True)
+        }
         return result
     finally:
         for p in procs:

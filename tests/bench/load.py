@@ -155,6 +155,11 @@ def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
                 else ""
             )
         )
+    if redis := result.get("redis_per_turn"):
+        print(
+            f"  Redis a turn: {redis['commands']:.1f} commands, {redis['bytes_in']:,.0f} bytes in,"
+            f" {redis['bytes_out']:,.0f} out"
+        )
     if slowest := result.get("slowest"):  # (s into the run it was sent, ms it took)
         print("  slowest (sent at s: ms):", ", ".join(f"{t:g}: {ms:g}" for t, ms in slowest))
 
@@ -205,7 +210,7 @@ def cpu_parts(result: dict) -> list[float]:
 def cpu(result: dict) -> str:
     """The CPU per turn of each process and their sum, as a table cell."""
     parts = cpu_parts(result)
-    return " / ".join(f"{x:.2f}" for x in parts) + f" = {sum(parts):.2f}" if parts else ""
+    return " / ".join(f"{x:.3f}" for x in parts) + f" = {sum(parts):.3f}" if parts else ""
 
 
 def against_bare(setup: str) -> str:
@@ -218,7 +223,7 @@ def against_bare(setup: str) -> str:
     return (
         f"{setup} against the bare pipeline, same run: saturation {real[0]:,.0f} / "
         f"{bare[0]:,.0f} turns/s = {real[0] / bare[0]:.2f}x (target >= 0.6x); CPU per turn "
-        f"{real[1]:.2f} / {bare[1]:.2f} ms = {real[1] / bare[1]:.2f}x (target <= 1.5x)"
+        f"{real[1]:.3f} / {bare[1]:.3f} ms = {real[1] / bare[1]:.2f}x (target <= 1.5x)"
     )
 
 
