@@ -161,10 +161,13 @@ def measure(
     duration: float,
     pace: float | None,
     redis_pids: Sequence[int] = (),
+    shape: str = "hop",
 ) -> dict[str, Any]:
     """Start a front and a worker (separate processes), run the clients, stop them, and delete
     the keys of this run. ``cpu_ms``: CPU milliseconds per message of the front, the worker,
-    each of ``redis_pids`` and the clients."""
+    each of ``redis_pids`` and the clients. ``shape``: ``hop`` (one socket a client, a message
+    and its answer) or ``turn`` (``tests/bench/bare_turn.py``: two sockets a game, closed loop
+    only)."""
     import redis
 
     from tests.bench.load import cpu_seconds
@@ -175,9 +178,10 @@ def measure(
     prefix = f"{PREFIX}{uuid.uuid4().hex[:8]}:"
     me = [sys.executable, __file__]
     common = ["--redis", redis_url, "--prefix", prefix]
+    pieces = ("front", "worker") if shape == "hop" else ("turn-front", "turn-worker")
     procs = [
-        subprocess.Popen([*me, "front", "--port", str(port), *common]),
-        subprocess.Popen([*me, "worker", *common]),
+        subprocess.Popen([*me, pieces[0], "--port", str(port), *common]),
+        subprocess.Popen([*me, pieces[1], *common]),
     ]
     try:
         wait_until(lambda: listening(port), 30, every=0.1, message=f"nothing on port {port}")
@@ -185,7 +189,13 @@ def measure(
         pids = [p.pid for p in procs] + list(redis_pids)
         counted = redis_counts(redis_url)
         before, mine = cpu_seconds(pids), time.process_time()
-        result = asyncio.run(clients(f"ws://127.0.0.1:{port}/ws", count, duration, pace))
+        url = f"ws://127.0.0.1:{port}/ws"
+        from tests.bench import bare_turn
+
+        if shape == "hop":
+            result = asyncio.run(clients(url, count, duration, pace))
+        else:
+            result = asyncio.run(bare_turn.clients(url, count, duration))
         spent = [b - a for a, b in zip(before, cpu_seconds(pids), strict=True)]
         spent.append(time.process_time() - mine)
         done = max(1, round(result["per_second"] * duration))
@@ -210,7 +220,10 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("piece", nargs="?", choices=("front", "worker"))
+    parser.add_argument(
+        "piece", nargs="?", choices=("front", "worker", "turn-front", "turn-worker")
+    )
+    parser.add_argument("--shape", choices=("hop", "turn"), default="hop")
     parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--prefix", default=PREFIX)
@@ -218,12 +231,19 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--pace", type=float, default=None)
     args = parser.parse_args()
+    from tests.bench import bare_turn
+
     if args.piece == "front":
         asyncio.run(front(args.port, args.redis, args.prefix))
     elif args.piece == "worker":
         asyncio.run(worker(args.redis, args.prefix))
+    elif args.piece == "turn-front":
+        asyncio.run(bare_turn.front(args.port, args.redis, args.prefix))
+    elif args.piece == "turn-worker":
+        asyncio.run(bare_turn.worker(args.redis, args.prefix))
     else:
-        print(json.dumps(measure(args.redis, args.clients, args.duration, args.pace)))
+        figures = measure(args.redis, args.clients, args.duration, args.pace, shape=args.shape)
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":

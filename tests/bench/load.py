@@ -3,7 +3,9 @@
 Runs `rummy loadtest` (WebSocket clients) against (1) separate gateway, referee(s) and scoring
 processes on a private redis-server, at growing sizes, closed loop (saturation) and open loop
 (each game moving once a second); (2) the bare pipeline of ``tests/bench/bare.py`` (the same
-path with no game logic) on the same Redis, for scale; (3) `rummy serve` (everything in one
+path with no game logic) on the same Redis, for scale, and shaped as a turn (two sockets a
+game, a log append, a feed entry; ``tests/bench/bare_turn.py``), which tells how much of a
+turn's cost its messages are; (3) `rummy serve` (everything in one
 process on the embedded stand-in). Prints one Markdown table row per run, and the table again
 at the end. Everything it starts listens on loopback spare ports and is stopped at the end.
 
@@ -40,6 +42,7 @@ from tests.servers import RedisServer, url_ok, wait_until  # noqa: E402
 RUMMY = [sys.executable, "-m", "services.main"]
 WARM_UP_SECONDS = 3.0  # an unmeasured run of the stack before the measured ones
 BARE = "bare pipeline (no game logic)"
+BARE_TURN = "bare pipeline shaped as a turn (no game logic)"
 
 
 def cpu_seconds(pids: list[int]) -> list[float]:
@@ -213,17 +216,18 @@ def cpu(result: dict) -> str:
     return " / ".join(f"{x:.3f}" for x in parts) + f" = {sum(parts):.3f}" if parts else ""
 
 
-def against_bare(setup: str) -> str:
-    """The stack's saturation and CPU per turn as ratios of the bare pipeline's, same run (the
+def against_bare(setup: str, baseline: str = BARE) -> str:
+    """The stack's saturation and CPU per turn as ratios of a bare pipeline's, same run (the
     highest closed-loop rate of each, and the CPU per turn of that run)."""
-    bare = SATURATION.get(BARE)
+    bare = SATURATION.get(baseline)
     real = SATURATION.get(setup)
     if not bare or not real or not bare[0] or not bare[1]:
         return ""
+    targets = (" (target >= 0.6x)", " (target <= 1.5x)") if baseline == BARE else ("", "")
     return (
-        f"{setup} against the bare pipeline, same run: saturation {real[0]:,.0f} / "
-        f"{bare[0]:,.0f} turns/s = {real[0] / bare[0]:.2f}x (target >= 0.6x); CPU per turn "
-        f"{real[1]:.3f} / {bare[1]:.3f} ms = {real[1] / bare[1]:.2f}x (target <= 1.5x)"
+        f"{setup} against the {baseline}, same run: saturation {real[0]:,.0f} / "
+        f"{bare[0]:,.0f} turns/s = {real[0] / bare[0]:.2f}x{targets[0]}; CPU per turn "
+        f"{real[1]:.3f} / {bare[1]:.3f} ms = {real[1] / bare[1]:.2f}x{targets[1]}"
     )
 
 
@@ -315,6 +319,12 @@ def main() -> None:
                     games,
                     measure(redis_url, games, args.duration, None, REDIS_PID),
                 )
+                show(
+                    BARE_TURN,
+                    "closed",
+                    games,
+                    measure(redis_url, games, args.duration, None, REDIS_PID, shape="turn"),
+                )
             for games in sizes(args.open)[-1:]:
                 show(
                     BARE,
@@ -344,6 +354,8 @@ def main() -> None:
     print("\n".join(["", HEADER, RULE, *ROWS]))
     if summary := against_bare(setup):
         print(f"\n{summary}")
+    if summary := against_bare(setup, BARE_TURN):  # how much of the rest is the turn's shape
+        print(summary)
     for line in tail_growth(f"{args.rate:g} turns/s"):
         print(line)
     if args.plot is not None:
