@@ -499,13 +499,25 @@ class Group:
         calls, self._calls = self._calls, []
         if not calls:
             return []
+        # One after the other, not gathered: their replies come in one read, so every await
+        # after the first finds its future done (a gather costs a future and callbacks more).
+        done: list[Any] = []
         futures = self._owner.submit(calls)
-        done = await asyncio.gather(*futures, return_exceptions=True)
+        try:
+            for future in futures:
+                try:
+                    done.append(await future)
+                except Exception as err:
+                    done.append(err)
+        except asyncio.CancelledError:  # the rest are nobody's now (their replies are dropped)
+            for future in futures:
+                future.cancel()
+            raise
         if raise_on_error:
             for result in done:
                 if isinstance(result, BaseException):
                     raise result
-        return list(done)
+        return done
 
 
 def autopipe(client: RedisClient) -> RedisClient:

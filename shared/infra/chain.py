@@ -12,7 +12,6 @@ upcast on read keeps a reference to its stored form, and :func:`verify_chain` ch
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,7 +31,7 @@ def event_salt(key: bytes, game_id: str, version: int) -> str:
     same for every referee that appends it, unknowable to the seats until the seed is revealed,
     and checkable by anyone after that."""
     message = f"salt\x00{game_id}\x00{version}".encode()
-    return hmac.new(key, message, hashlib.sha256).hexdigest()[:SALT_HEX]
+    return hmac.digest(key, message, "sha256").hex()[:SALT_HEX]
 
 
 def chain(
