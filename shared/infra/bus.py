@@ -107,6 +107,9 @@ class Requester:
         self._closing = False
         self._last = "$"
         self._count = 0
+        # Request ids are the count and this: an answer left on the stream for another
+        # requester of the same name never matches one of ours.
+        self._tag = uuid.uuid4().hex[:8]
         self._refreshed = 0.0  # loop time of the last refresh of the stream's time to live
 
     async def start(self) -> None:
@@ -135,12 +138,18 @@ class Requester:
         """Queue ``entry`` and wait for its answer (``TimeoutError`` after ``timeout``)."""
         await self.start()
         self._count += 1
-        rid = f"{self._count}-{uuid.uuid4().hex[:8]}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        rid = f"{self._count}-{self._tag}"
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiting[rid] = future
         try:
             await self.bus.send(replace(entry, reply=self.stream, rid=rid))
-            return await asyncio.wait_for(future, timeout)
+            # A timer on the future itself (``asyncio.wait_for`` costs a task's worth more).
+            timer = loop.call_later(timeout, _time_out, future)
+            try:
+                return await future
+            finally:
+                timer.cancel()
         finally:
             self._waiting.pop(rid, None)
 
@@ -169,6 +178,11 @@ class Requester:
                     future = self._waiting.get(answer.rid)
                     if future is not None and not future.done():
                         future.set_result(answer.to_json())
+
+
+def _time_out(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
 
 
 def read_plan(client: RedisClient, streams: list[str]) -> list[list[str]]:

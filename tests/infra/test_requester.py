@@ -1,0 +1,62 @@
+"""The requester's promises (``shared/infra/bus.py``): a command's answer comes back to the
+request that sent it, a command nobody answers fails with ``TimeoutError`` after its timeout,
+and neither leaves the request waiting (a timer on the future, not ``asyncio.wait_for``)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from shared.infra.bus import Bus, Requester, partition_of
+from shared.infra.keys import Keys
+from shared.infra.protocol import Answer, CommandEntry
+from tests.services.conftest import redis_client
+
+
+def _requester() -> tuple[Requester, Keys]:
+    keys = Keys(f"t{uuid.uuid4().hex[:10]}:")
+    return Requester(Bus(redis_client(), keys, 2), "req"), keys
+
+
+async def test_a_command_nobody_answers_times_out_and_is_forgotten() -> None:
+    requester, _ = _requester()
+    try:
+        entry = CommandEntry("g1", "seat", "c1", {"type": "draw"}, seat=0)
+        request = asyncio.create_task(requester.request(entry, timeout=0.05))
+        # (the bound only turns a request that never ends into a failure, not a timing)
+        done, _ = await asyncio.wait({request}, timeout=60)
+        assert request in done, "no answer came, and the request never gave up"
+        assert isinstance(request.exception(), TimeoutError), request.exception()
+        assert requester._waiting == {}
+    finally:
+        await requester.close()
+
+
+async def test_each_answer_reaches_its_own_request() -> None:
+    requester, keys = _requester()
+    bus = requester.bus
+    try:
+        await requester.start()
+
+        async def referee() -> None:  # answers every command on the partition, in turn
+            stream = keys.command_stream(partition_of("g1", 2))
+            last, answered = "0-0", 0
+            while answered < 3:
+                reply = await bus.client.xread({stream: last}, count=10, block=100)
+                for _, entries in reply or []:
+                    for entry_id, fields in entries:
+                        last = entry_id
+                        entry = CommandEntry.decode(fields)
+                        answer = Answer(entry.rid, entry.game, "accepted", answered + 1, "h")
+                        await bus.client.xadd(entry.reply, answer.encode())
+                        answered += 1
+
+        answering = asyncio.create_task(referee())
+        entries = [CommandEntry("g1", "seat", f"c{i}", {"type": "draw"}, seat=0) for i in range(3)]
+        answers = await asyncio.gather(*(requester.request(e, timeout=10) for e in entries))
+        await answering
+        assert sorted(a["version"] for a in answers) == [1, 2, 3]
+        assert len({a["rid"] for a in answers}) == 3
+        assert requester._waiting == {}
+    finally:
+        await requester.close()
