@@ -148,9 +148,9 @@ class Gateway:
             raise ApiError(401, "unauthorized", "this token is not a token of this game")
         return role
 
-    def view(self, loaded: Loaded, seat: int | None) -> View:
-        """A viewer's view with the chain head (its receipt)."""
-        return {**view_json(loaded.state, seat), "head": loaded.head}
+    def view(self, loaded: Loaded, seat: int | None, own_keys: bool = True) -> View:
+        """A viewer's view with the chain head (its receipt); ``own_keys``: as ``view_json``."""
+        return {**view_json(loaded.state, seat, own_keys=own_keys), "head": loaded.head}
 
     async def forward(self, entry: CommandEntry) -> dict[str, Any]:
         """Send a command to the referees and wait for the answer (504 on a timeout)."""
@@ -261,7 +261,7 @@ class Gateway:
             watcher.viewer,
             loaded.version,
             loaded.head,
-            lambda: self.view(loaded, None),  # the public part: built once for every viewer
+            lambda: self.view(loaded, None, own_keys=False),  # built once for every viewer
             lambda: seat_part(loaded.state, watcher.viewer),
         )
         answered = [a for a in watcher.answers if a[0] <= loaded.version]

@@ -142,9 +142,11 @@ class _OwnHand(TypedDict):
     hand: NotRequired[list[str]]
 
 
-def view_json(state: GameState, viewer: int | None) -> GameView:
+def view_json(state: GameState, viewer: int | None, *, own_keys: bool = True) -> GameView:
     """The API view for a seat (``viewer`` its number) or a spectator (``None``), of the shape
-    ``gameview.GameView`` declares (its keys in that order)."""
+    ``gameview.GameView`` declares (its keys in that order). ``own_keys=False``: the keys that
+    differ by viewer (``SEAT_KEYS``) stand in their places unfilled (None), for a public part
+    that each viewer's ``seat_part`` completes."""
     totals = standings(state)
     status: ViewStatus = "waiting" if state.status == "new" else state.status
     own: _OwnHand = {}
@@ -156,7 +158,7 @@ def view_json(state: GameState, viewer: int | None) -> GameView:
         "status": status,
         "rules": {"name": state.rules.name, "options": state.rules.options()},
         "round": state.round,
-        "turn": _turn(state, viewer),
+        "turn": _turn(state, viewer) if own_keys else None,
         "you": viewer,
         **own,
         "table": [cards_str(m) for m in state.table],
