@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 PREFIX = "bare:"  # a run's keys: "<prefix>commands" and "<prefix>replies:<front>"
@@ -38,18 +38,12 @@ async def front(port: int, url: str, prefix: str) -> None:
     client = aioredis.Redis.from_pool(pool)
     replies = f"{prefix}replies:{uuid.uuid4().hex[:8]}"
     waiting: dict[str, asyncio.Future[bytes]] = {}
-    last = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
+    start = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
 
-    async def read_replies() -> None:
-        nonlocal last
-        while True:
-            reply = await client.xread({replies: last}, count=500, block=1000)
-            for _, entries in reply or []:
-                for entry_id, fields in entries:
-                    last = entry_id
-                    future = waiting.pop(fields[b"r"].decode(), None)
-                    if future is not None and not future.done():
-                        future.set_result(fields[b"c"])
+    async def answer(fields: dict[bytes, bytes]) -> None:
+        future = waiting.pop(fields[b"r"].decode(), None)
+        if future is not None and not future.done():
+            future.set_result(fields[b"c"])
 
     async def socket(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
@@ -64,16 +58,24 @@ async def front(port: int, url: str, prefix: str) -> None:
             await ws.send_str((await future).decode())
         return ws
 
+    await serve(port, socket, [follow(client, replies, start, answer)])
+
+
+async def serve(port: int, socket: Any, readers: list[Coroutine[Any, Any, None]]) -> None:
+    """Serve ``socket`` at ``/ws`` on ``port``, with ``readers`` running, until cancelled."""
+    from aiohttp import web
+
     app = web.Application()
     app.router.add_get("/ws", socket)
-    reader = asyncio.create_task(read_replies())
+    tasks = [asyncio.create_task(reader) for reader in readers]
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         await asyncio.Event().wait()
     finally:
-        reader.cancel()
+        for task in tasks:
+            task.cancel()
 
 
 async def worker(url: str, prefix: str) -> None:
@@ -82,6 +84,30 @@ async def worker(url: str, prefix: str) -> None:
 
     client = aioredis.Redis.from_url(url)
     stream = f"{prefix}commands"
+    async for entries in queued(client, stream):
+        pipe = client.pipeline(transaction=False)
+        for entry_id, fields in entries:
+            answer = json.dumps({"ok": True, "echo": json.loads(fields[b"c"])["id"]})
+            pipe.xadd(fields[b"to"], {"c": answer, "r": fields[b"r"]}, maxlen=10_000)
+            pipe.xack(stream, "workers", entry_id)
+        await pipe.execute()
+
+
+async def follow(
+    client: Any, stream: str, after: Any, handle: Callable[[dict[bytes, bytes]], Awaitable[None]]
+) -> None:
+    """Read ``stream`` after entry ``after`` for ever, handing each entry's fields to
+    ``handle`` (a front's reply stream, its feed)."""
+    while True:
+        reply = await client.xread({stream: after}, count=500, block=1000)
+        for _, entries in reply or []:
+            for entry_id, fields in entries:
+                after = entry_id
+                await handle(fields)
+
+
+async def queued(client: Any, stream: str) -> AsyncIterator[list[tuple[bytes, dict[bytes, bytes]]]]:
+    """The workers' group of ``stream`` (made if missing), then each batch of entries it gets."""
     try:
         await client.xgroup_create(stream, "workers", id="$", mkstream=True)
     except Exception as err:
@@ -90,12 +116,7 @@ async def worker(url: str, prefix: str) -> None:
     while True:
         reply = await client.xreadgroup("workers", "w1", {stream: ">"}, count=100, block=1000)
         for _, entries in reply or []:
-            pipe = client.pipeline(transaction=False)
-            for entry_id, fields in entries:
-                answer = json.dumps({"ok": True, "echo": json.loads(fields[b"c"])["id"]})
-                pipe.xadd(fields[b"to"], {"c": answer, "r": fields[b"r"]}, maxlen=10_000)
-                pipe.xack(stream, "workers", entry_id)
-            await pipe.execute()
+            yield entries
 
 
 async def clients(url: str, count: int, duration: float, pace: float | None) -> dict[str, Any]:

@@ -19,10 +19,11 @@ import time
 import uuid
 from typing import Any
 
+from tests.bench.bare import follow, queued, serve
+
 # Bytes of text in each frame out: a robbers view of two seats is 660-1,380 bytes (median 1,070,
 # over the turns of 5 self-played games).
 PAYLOAD = 1_000
-FEED_BLOCK_MS = 1000
 RECEIVE_SECONDS = 10.0  # a frame that never comes fails the run rather than hanging it
 
 
@@ -38,32 +39,19 @@ async def front(port: int, url: str, prefix: str) -> None:
     feed = f"{prefix}feed"
     waiting: dict[str, asyncio.Future[bytes]] = {}
     seats: dict[str, dict[int, web.WebSocketResponse]] = {}
-    last_reply = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
-    last_news = await client.xadd(feed, {"g": b"", "s": b"-1", "c": b"{}"}, maxlen=10_000)
+    replies_start = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
+    feed_start = await client.xadd(feed, {"g": b"", "s": b"-1", "c": b"{}"}, maxlen=10_000)
 
-    async def read_replies() -> None:
-        nonlocal last_reply
-        while True:
-            reply = await client.xread({replies: last_reply}, count=500, block=FEED_BLOCK_MS)
-            for _, entries in reply or []:
-                for entry_id, fields in entries:
-                    last_reply = entry_id
-                    future = waiting.pop(fields[b"r"].decode(), None)
-                    if future is not None and not future.done():
-                        future.set_result(fields[b"c"])
+    async def answer(fields: dict[bytes, bytes]) -> None:
+        future = waiting.pop(fields[b"r"].decode(), None)
+        if future is not None and not future.done():
+            future.set_result(fields[b"c"])
 
-    async def read_feed() -> None:
-        nonlocal last_news
-        while True:
-            news = await client.xread({feed: last_news}, count=500, block=FEED_BLOCK_MS)
-            for _, entries in news or []:
-                for entry_id, fields in entries:
-                    last_news = entry_id
-                    mover = int(fields[b"s"])
-                    text = fields[b"c"].decode()
-                    for seat, ws in seats.get(fields[b"g"].decode(), {}).items():
-                        if seat != mover and not ws.closed:
-                            await ws.send_str(text)
+    async def tell_the_others(fields: dict[bytes, bytes]) -> None:
+        mover, text = int(fields[b"s"]), fields[b"c"].decode()
+        for seat, ws in seats.get(fields[b"g"].decode(), {}).items():
+            if seat != mover and not ws.closed:
+                await ws.send_str(text)
 
     async def socket(request: web.Request) -> web.WebSocketResponse:
         game, seat = request.query["game"], int(request.query["seat"])
@@ -73,28 +61,22 @@ async def front(port: int, url: str, prefix: str) -> None:
         async for message in ws:
             if message.type != WSMsgType.TEXT:
                 continue
-            command = json.loads(message.data)  # the stack parses and checks each command
+            if not isinstance(json.loads(message.data), dict):  # as the stack parses each
+                continue
             rid = uuid.uuid4().hex
             future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
             waiting[rid] = future
             fields = {"c": message.data, "r": rid, "to": replies, "g": game, "s": str(seat)}
-            if command.get("type") == "draw":
-                await client.xadd(f"{prefix}commands", fields)
+            await client.xadd(f"{prefix}commands", fields)
             await ws.send_str((await future).decode())
         seats.get(game, {}).pop(seat, None)
         return ws
 
-    app = web.Application()
-    app.router.add_get("/ws", socket)
-    readers = [asyncio.create_task(read_replies()), asyncio.create_task(read_feed())]
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        await asyncio.Event().wait()
-    finally:
-        for task in readers:
-            task.cancel()
+    readers = [
+        follow(client, replies, replies_start, answer),
+        follow(client, feed, feed_start, tell_the_others),
+    ]
+    await serve(port, socket, readers)
 
 
 async def worker(url: str, prefix: str) -> None:
@@ -104,28 +86,19 @@ async def worker(url: str, prefix: str) -> None:
 
     client = aioredis.Redis.from_url(url)
     stream = f"{prefix}commands"
-    try:
-        await client.xgroup_create(stream, "workers", id="$", mkstream=True)
-    except Exception as err:
-        if "BUSYGROUP" not in str(err):
-            raise
     padding = "x" * PAYLOAD
-    while True:
-        reply = await client.xreadgroup("workers", "w1", {stream: ">"}, count=100, block=1000)
-        for _, entries in reply or []:
-            pipe = client.pipeline(transaction=False)
-            for entry_id, fields in entries:
-                game = fields[b"g"]
-                echo = json.loads(fields[b"c"])["id"]
-                frame = json.dumps({"type": "view", "echo": echo, "view": padding})
-                pipe.xadd(f"{prefix}log:{game.decode()}", {"e": fields[b"c"]})
-                pipe.xadd(
-                    f"{prefix}feed", {"g": game, "s": fields[b"s"], "c": frame}, maxlen=10_000
-                )
-                answer = json.dumps({"type": "answer", "echo": echo, "view": padding})
-                pipe.xadd(fields[b"to"], {"c": answer, "r": fields[b"r"]}, maxlen=10_000)
-                pipe.xack(stream, "workers", entry_id)
-            await pipe.execute()
+    async for entries in queued(client, stream):
+        pipe = client.pipeline(transaction=False)
+        for entry_id, fields in entries:
+            game = fields[b"g"]
+            echo = json.loads(fields[b"c"])["id"]
+            frame = json.dumps({"type": "view", "echo": echo, "view": padding})
+            pipe.xadd(f"{prefix}log:{game.decode()}", {"e": fields[b"c"]})
+            pipe.xadd(f"{prefix}feed", {"g": game, "s": fields[b"s"], "c": frame}, maxlen=10_000)
+            answer = json.dumps({"type": "answer", "echo": echo, "view": padding})
+            pipe.xadd(fields[b"to"], {"c": answer, "r": fields[b"r"]}, maxlen=10_000)
+            pipe.xack(stream, "workers", entry_id)
+        await pipe.execute()
 
 
 async def clients(url: str, games: int, duration: float) -> dict[str, Any]:
