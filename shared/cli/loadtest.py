@@ -61,6 +61,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "http: GET the view, POST the command",
     )
     p.add_argument(
+        "--compress",
+        action="store_true",
+        help="ask for WebSocket compression, as browsers do (the gateway's RUMMY_WS_COMPRESS "
+        "decides whether it is used)",
+    )
+    p.add_argument(
         "--plot",
         metavar="FILE",
         help="also draw the run second by second (turns per second, latency) as an SVG chart",
@@ -211,7 +217,10 @@ class _SocketGame:
     async def open(self) -> None:
         ws_url = self.args.url.replace("http", "ws", 1) + f"/api/games/{self.game}/ws"
         for seat, token in enumerate(self.tokens):
-            ws = await self.session.ws_connect(ws_url, params={"token": token}, heartbeat=None)
+            compress = 15 if self.args.compress else 0  # (zlib's window bits a browser asks)
+            ws = await self.session.ws_connect(
+                ws_url, params={"token": token}, heartbeat=None, compress=compress
+            )
             self.sockets.append(ws)
             self.readers.append(asyncio.create_task(self._read(seat, ws)))
 

@@ -40,6 +40,7 @@ class Settings:
     allow_seeded_games: bool = False  # gateway: accept a fixed seed at creation (tests, demos)
     operator_token: str = ""  # gateway: a token that may export any game at any time
     max_body_bytes: int = 65_536  # gateway: larger requests get 413
+    ws_compress: bool = False  # gateway: accept permessage-deflate on WebSockets (browsers ask)
     rate_per_second: float = 50.0  # gateway: commands per token per second (burst 2x)
     command_timeout: float = 10.0  # gateway: seconds to wait for the referee's answer
     # The public edge's bounds: every route that writes or computes is limited per client

@@ -104,9 +104,12 @@ def loadtest(
     pace: float | None,
     metrics: list[str],
     redis_url: str | None = None,
+    extra: tuple[str, ...] = (),
 ) -> dict:
-    """One `rummy loadtest` run (its JSON: figures, memory and CPU per turn of each service)."""
+    """One `rummy loadtest` run (its JSON: figures, memory and CPU per turn of each service);
+    ``extra``: more of its arguments."""
     command = [*RUMMY, "loadtest", "--url", url, "--games", str(games), "--duration", str(duration)]
+    command += extra
     if pace:
         command += ["--pace", str(pace)]
     for m in metrics:
@@ -261,6 +264,11 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, help="also draw the figures as an SVG chart here")
     parser.add_argument("--rate", type=float, default=100.0, help="turns/s in all, for --live")
     parser.add_argument("--live", default="", help="live game counts at the fixed --rate")
+    parser.add_argument(
+        "--compress",
+        action="store_true",
+        help="WebSocket compression on in the gateway and asked for by the load tool",
+    )
     args = parser.parse_args()
     base = {
         **os.environ,
@@ -277,11 +285,15 @@ def main() -> None:
         # The tree first; what the caller's path adds (a profiling hook) after it.
         "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
     }
+    if args.compress:
+        base["RUMMY_WS_COMPRESS"] = "true"
+    tool = partial(loadtest, extra=("--compress",) if args.compress else ())
     print(HEADER, RULE, sep="\n", flush=True)
     with redis_server() as redis_url:
         ports = [spare_port() for _ in range(args.referees + 2)]
         gw, sc, refs = ports[0], ports[1], ports[2:]
         env = {**base, "REDIS_URL": redis_url, "RUMMY_PREFIX": "bench:"}
+
         commands = [
             [*RUMMY, "gateway", "--port", str(gw)],
             ["env", f"RUMMY_HTTP_PORT={sc}", *RUMMY, "scoring"],
@@ -298,16 +310,16 @@ def main() -> None:
             # Not measured: the referees share the partitions out in their first seconds (a
             # command on a partition being handed over waits up to a second), and each
             # process's first games load what it loads lazily.
-            loadtest(url, 20, WARM_UP_SECONDS, None, metrics, redis_url)
+            tool(url, 20, WARM_UP_SECONDS, None, metrics, redis_url)
             for games in sizes(args.closed):
-                result = loadtest(url, games, args.duration, None, metrics, redis_url)
+                result = tool(url, games, args.duration, None, metrics, redis_url)
                 show(setup, "closed", games, result, memory(result))
             for games in sizes(args.open):
-                result = loadtest(url, games, args.duration, 1.0, metrics, redis_url)
+                result = tool(url, games, args.duration, 1.0, metrics, redis_url)
                 show(setup, "open 1/s", games, result, memory(result))
             for games in sizes(args.live):
                 pace = games / args.rate
-                result = loadtest(url, games, args.duration, pace, metrics, redis_url)
+                result = tool(url, games, args.duration, pace, metrics, redis_url)
                 show(setup, f"{args.rate:g} turns/s", games, result, memory(result))
         if not args.no_bare:
             from tests.bench.bare import measure
@@ -347,7 +359,7 @@ def main() -> None:
         wait_until(partial(url_ok, f"http://127.0.0.1:{port}/readyz"), 30, every=0.2)
         url = f"http://127.0.0.1:{port}"
         for games in sizes(args.serve):
-            result = loadtest(url, games, args.duration, None, [f"{url}/metrics"])
+            result = tool(url, games, args.duration, None, [f"{url}/metrics"])
             show(
                 "rummy serve (one process, embedded Redis)", "closed", games, result, memory(result)
             )
