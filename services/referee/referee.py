@@ -478,7 +478,7 @@ class Referee:
         the common case costs one round trip less."""
         for attempt in range(MAX_CONFLICTS):
             loaded = await self.games.load(entry.game, fresh=attempt > 0)
-            command = await self._command(entry, loaded, effects)
+            command = await self._command(entry, loaded)
             if isinstance(command, Rejection):
                 if attempt == 0 and command.code == "stale_version":
                     continue  # the cache may lag a write by another process: look afresh
@@ -556,9 +556,7 @@ class Referee:
         outcome = _outcome_of(events, seen)
         return Outcome(**{**outcome.__dict__, "duplicate": True})
 
-    async def _command(
-        self, entry: CommandEntry, loaded: Loaded, effects: Effects
-    ) -> Command | Rejection:
+    async def _command(self, entry: CommandEntry, loaded: Loaded) -> Command | Rejection:
         body = entry.body
         try:
             if entry.kind == "create":
@@ -583,7 +581,7 @@ class Referee:
             if entry.kind == "cancel":
                 return Cancel()
             if entry.kind == "expire":
-                return await self._expiry(entry.game, loaded.state, effects)
+                return await self._expiry(entry.game, loaded.state)
             if entry.seat is None:
                 return Rejection("bad_command", "a seat command needs a seat")
             expected = body.get("expected_version")
@@ -602,16 +600,17 @@ class Referee:
         except (KeyError, TypeError, ValueError) as err:
             return Rejection("bad_command", f"malformed {entry.kind} command: {err}")
 
-    async def _expiry(self, game: str, state: GameState, effects: Effects) -> Command | Rejection:
+    async def _expiry(self, game: str, state: GameState) -> Command | Rejection:
         """An ``expire`` the timers fired, unless the game was moved in within its limit (the
         time of its last move is kept beside the timer): then the expiry is due a limit after
-        that move, and fires again then."""
+        that move, and fires again then (written at once: this is a timer's doing, rare, and
+        no append follows)."""
         moved = await self.client.get(self.keys.game(game, MOVED))
         last = float(_text(moved)) if moved is not None else None
         limit = self._expiry_limit(state)
         if last is not None and self.clock() - last < limit:
             timers = self.keys.timers(partition_of(game, self.settings.partitions))
-            effects.writes.zadd(timers, {f"{game}|{EXPIRY}": last + limit}, xx=True)
+            await self.client.zadd(timers, {f"{game}|{EXPIRY}": last + limit}, xx=True)
             return Rejection("timer_not_expired", "the game has moved since its expiry was set")
         return Expire()
 

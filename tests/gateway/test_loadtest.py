@@ -24,6 +24,7 @@ def run_args(stack: Stack, **given: Any) -> argparse.Namespace:
         "metrics": [],
         "transport": "ws",
         "redis": None,
+        "compress": False,
     }
     url = str(stack.server.make_url("")).rstrip("/")
     return argparse.Namespace(url=url, **(defaults | given))
