@@ -10,7 +10,7 @@ from typing import Any
 
 from shared.core.rulesets import OPTIONS, PRESETS
 from tests.browser.conftest import Browser, Server
-from tests.browser.test_web_client import css, one, snap, text, wait
+from tests.browser.test_web_client import click, css, one, snap, text, wait
 
 SECTIONS = ("pieces", "melds", "opening", "jokers", "turn", "scoring", "variants")
 
@@ -26,13 +26,13 @@ def test_each_how_to_play_page_opens_from_the_lobby(
     reader = browser()
     reader.get(f"{server.url}/")
     wait(reader, lambda d: not css(d, "main .loading"), "the lobby")
-    one(reader, "a.how-to-play-link").click()
+    click(reader, "a.how-to-play-link")
     wait(reader, _at("/how-to-play"), "the how-to-play list")
     assert text(reader, "h1") == "How to play"
     snap(reader, shots, "how-to-play")
     for name in PRESETS:
         reader.get(f"{server.url}/how-to-play")
-        one(reader, f'main a[href="/how-to-play/{name}"]').click()
+        click(reader, f'main a[href="/how-to-play/{name}"]')
         wait(reader, _at(f"/how-to-play/{name}"), name)
         for section in SECTIONS:
             assert css(reader, f"section#{section} h2"), (name, section)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.browser.conftest import Browser, Server
-from tests.browser.test_web_client import browser_errors, button, css, one, snap, text, wait
+from tests.browser.test_web_client import browser_errors, button, css, one, press, snap, text, wait
 
 
 def open_with(driver: Any, server: Server, game_id: str, keys: dict[str, Any]) -> None:
@@ -51,12 +51,12 @@ def test_the_host_seats_a_bot_and_cancels_the_game(
     from selenium.webdriver.support.ui import Select
 
     Select(one(driver, "#bot-name")).select_by_value("solver")
-    button(driver, "seat-bot").click()
+    press(driver, "seat-bot")
     wait(driver, lambda d: any("bot: solver" in t for t in seat_texts(d)), "the bot's seat")
     _, view, _ = server.call("GET", f"/api/games/{game_id}")
     assert view["seats"][0]["bot"] == "solver"
     snap(driver, shots, "30-waiting-room-with-a-bot")
-    button(driver, "cancel-game").click()
+    press(driver, "cancel-game")
     wait(driver, lambda d: "cancelled" in text(d, "#cancelled-title"), "the cancelled game")
     _, view, _ = server.call("GET", f"/api/games/{game_id}")
     assert view["status"] == "cancelled"
@@ -71,7 +71,7 @@ def test_a_player_leaves_a_waiting_game(server: Server, browser: Browser) -> Non
     game_id = created["game_id"]
     seat = sit(server, game_id, "Gus")
     open_with(driver, server, game_id, {"token": seat["token"], "seat": seat["seat"]})
-    button(driver, "leave").click()
+    press(driver, "leave")
     wait(driver, lambda d: css(d, "#join-name"), "the form to take a seat again")
     # (the form comes with the answer, the seat list with the view the change brings after it)
     wait(driver, lambda d: any("Free seat" in t for t in seat_texts(d)), "the seat shown free")
@@ -93,21 +93,21 @@ def test_a_player_resigns_and_a_rematch_is_joined_in_one_click(
     hal, ivy = browser(), browser()
     open_with(hal, server, game_id, {"token": seats[0]["token"], "seat": 0})
     open_with(ivy, server, game_id, {"token": seats[1]["token"], "seat": 1})
-    button(hal, "resign").click()
+    press(hal, "resign")
     wait(hal, lambda d: "Click again" in button(d, "resign").text, "the confirmation")
-    button(hal, "resign").click()
+    press(hal, "resign")
     wait(hal, lambda d: css(d, '[data-focus="rematch"]'), "the game's end, with a rematch")
     _, view, _ = server.call("GET", f"/api/games/{game_id}")
     assert view["status"] == "finished" and view["winner"] == [1]
     assert view["seats"][0]["resigned"] is True
     wait(ivy, lambda d: "resigned" in text(d, ".players"), "the resigned seat's badge")
     snap(hal, shots, "31-resigned-game-over")
-    button(hal, "rematch").click()
+    press(hal, "rematch")
     wait(hal, lambda d: "#/game/" in d.current_url and game_id not in d.current_url, "the rematch")
     rematch = hal.current_url.split("#/game/")[1].split("/")[0]
     wait(hal, lambda d: css(d, ".seat-list"), "the rematch's waiting room")
     wait(ivy, lambda d: css(d, '[data-focus="join-rematch"]'), "Join the rematch")
-    button(ivy, "join-rematch").click()
+    press(ivy, "join-rematch")
     wait(ivy, lambda d: rematch in d.current_url, "the rematch's page")
     _, view, _ = server.call("GET", f"/api/games/{rematch}")
     wait(hal, lambda d: css(d, ".players"), "the rematch under way")
@@ -138,7 +138,7 @@ def test_an_absent_players_seat_shows_its_bot_until_the_player_is_back(
         timeout=40,
     )
     snap(driver, shots, "32-away-seat-played-by-a-bot")
-    button(driver, "return").click()
+    press(driver, "return")
     wait(driver, lambda d: "away" not in text(d, ".players"), "the seat back")
     _, view, _ = server.call("GET", f"/api/games/{game_id}")
     assert view["seats"][absent]["away"] is None and view["seats"][absent]["bot"] is None

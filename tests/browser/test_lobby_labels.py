@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.browser.conftest import Browser, Server
 from tests.browser.test_lifecycle import create, sit
-from tests.browser.test_web_client import browser_errors, css, one, snap, wait
+from tests.browser.test_web_client import browser_errors, click, css, one, snap, wait
 
 RAW = re.compile(r"^[a-z]+(_[a-z]+)+$")  # a server value such as lowest_total
 
@@ -60,7 +60,7 @@ def test_the_lobby_reads_as_words_and_lists_the_winner(
     assert "place, draw, place again, then end the turn" in texts["opt-turn_shape"]
     assert css(driver, "#deal-seed")  # offered: this server takes a seed
 
-    one(driver, "#tab-finished").click()
+    click(driver, "#tab-finished")
     row = f'[data-game="{game_id}"] .game-winner'
     found = wait(driver, lambda d: css(d, row)[0].text if css(d, row) else None, "the winner")
     assert found == f"Won by {winner}", found

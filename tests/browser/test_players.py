@@ -12,6 +12,7 @@ from tests.browser.test_web_client import (
     button,
     css,
     one,
+    press,
     snap,
     take_seat,
     text,
@@ -46,9 +47,9 @@ def test_register_play_a_rated_game_against_a_bot_and_see_the_rating(
     wait(driver, lambda d: any("Quinn" in li.text for li in css(d, ".seat-list li")), "Quinn")
     status, _, _ = server.call("POST", f"/api/games/{game_id}/start", token=created["host_token"])
     assert status == 200
-    button(driver, "resign").click()
+    press(driver, "resign")
     wait(driver, lambda d: "Click again" in button(d, "resign").text, "the confirmation")
-    button(driver, "resign").click()
+    press(driver, "resign")
     wait(driver, lambda d: css(d, '[data-focus="rematch"]'), "the game's end")
 
     driver.get(f"{server.url}/web/players.html#/player/{player_id}")

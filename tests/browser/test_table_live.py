@@ -19,6 +19,7 @@ from tests.browser.test_web_client import (
     css,
     drag,
     one,
+    press,
     snap,
     text,
     wait,
@@ -101,7 +102,7 @@ def test_the_opponents_play_reaches_the_log_live_and_stays_marked(
     snap(driver, shots, "40-opponents-play-marked")
     # the marks stay through this seat's own draw (not a play) ...
     wait(driver, lambda d: "Your turn" in text(d, "#turn-line"), "this seat's turn")
-    button(driver, "draw").click()
+    press(driver, "draw")
     wait(driver, lambda d: "drew 1 card" in log_text(d), "the draw in the log")
     assert len(css(driver, ".melds .card.their-move")) == played
     # ... and end with the next play
@@ -132,7 +133,7 @@ def test_rummikub_speaks_of_tiles_and_warns_before_the_penalty_draw(
     # one tile alone as a new meld: refused, and said in tiles and colours
     drag(driver, css(driver, ".hand .card")[0], one(driver, ".new-meld"))
     wait(driver, lambda d: css(d, ".melds .card.moved"), "the tile on the table")
-    button(driver, "play").click()
+    press(driver, "play")
     refusal = wait(
         driver,
         lambda d: text(d, ".message.error") if css(d, ".message.error") else None,
@@ -146,9 +147,9 @@ def test_rummikub_speaks_of_tiles_and_warns_before_the_penalty_draw(
     assert "drawing now costs 3 tiles" in warning, warning
     assert button(driver, "draw").text == "Draw 3 (penalty)"
     snap(driver, shots, "41-rummikub-refusal-and-penalty-warning")
-    button(driver, "undo-message").click()
+    press(driver, "undo-message")
     hand = len(css(driver, ".hand .card"))
-    button(driver, "draw").click()
+    press(driver, "draw")
     wait(driver, lambda d: "drew 3 penalty tiles for a refused layout" in log_text(d), "the log")
     assert "You drew 3 tiles for the refused layout." in text(driver, ".message")
     wait(driver, lambda d: len(css(d, ".hand .card")) == hand + 3, "three more tiles in hand")
@@ -168,7 +169,7 @@ def test_a_hint_is_previewed_dismissed_and_applied_as_the_draft(
     driver = browser()
     open_with(driver, server, game_id, {"token": seats[starter]["token"], "seat": starter})
     wait(driver, lambda d: "Your turn" in text(d, "#turn-line"), "the player's turn")
-    button(driver, "hint").click()
+    press(driver, "hint")
     played = len(hint["played"])
     title = wait(
         driver,
@@ -179,16 +180,16 @@ def test_a_hint_is_previewed_dismissed_and_applied_as_the_draft(
     assert len(css(driver, ".hint-preview .card.moved")) == played
     assert not css(driver, ".melds .card.moved")  # only a preview: the table is untouched
     snap(driver, shots, "43-hint-previewed")
-    button(driver, "hint-dismiss").click()
+    press(driver, "hint-dismiss")
     wait(driver, lambda d: not css(d, ".hint-preview"), "the preview dismissed")
     held = len(css(driver, ".hand .card"))
-    button(driver, "hint").click()
-    button(driver, "hint-apply").click()
+    press(driver, "hint")
+    press(driver, "hint-apply")
     wait(driver, lambda d: len(css(d, ".melds .card.moved")) == played, "the hint as the draft")
     assert not css(driver, ".hint-preview")
     assert len(css(driver, ".hand .card")) == held - played
     snap(driver, shots, "44-hint-applied")
-    button(driver, "play").click()
+    press(driver, "play")
     wait(driver, lambda d: "accepted your layout" in text(d, ".message"), "the play accepted")
     _, view, _ = server.call("GET", f"/api/games/{game_id}")
     assert sorted(map(sorted, view["table"])) == sorted(map(sorted, hint["layout"]))
@@ -246,7 +247,7 @@ def test_a_bots_move_is_named_as_the_bots(server: Server, browser: Browser) -> N
     open_with(driver, server, game_id, {"token": human["token"], "seat": human["seat"]})
     if view["turn"]["seat"] == human["seat"]:
         wait(driver, lambda d: "Your turn" in text(d, "#turn-line"), "the player's turn")
-        button(driver, "draw").click()
+        press(driver, "draw")
     name = view["seats"][bot]["name"]
     told = re.compile(rf"(the {name} bot|{name} \(bot greedy\)) (played|drew)")
     wait(driver, lambda d: told.search(log_text(d)), "the bot's move in the log", timeout=60)
@@ -282,7 +283,7 @@ def test_the_hints_refusals_are_said_plainly(server: Server, browser: Browser) -
         (503, "hint_timeout", "This position is too costly to hint"),
     ):
         driver.execute_script(FAKE_HINT, status, code, 7)
-        button(driver, "hint").click()
+        press(driver, "hint")
         wait(driver, functools.partial(said_now, said=said), f"the {code} refusal")
         assert not css(driver, ".hint-preview")
         wait(driver, lambda d: not button(d, "hint").get_attribute("disabled"), "Hint again")
@@ -295,7 +296,7 @@ def test_a_seat_taken_is_old_news_once_the_game_starts(server: Server, browser: 
     driver = browser()
     driver.get(f"{server.url}/#/game/{game_id}")
     one(driver, "#join-name").send_keys("Kim")
-    button(driver, "join").click()
+    press(driver, "join")
     wait(driver, lambda d: "You took seat 2." in text(d, ".message"), "the seat taken")
     status, _, _ = server.call("POST", f"/api/games/{game_id}/start", token=created["host_token"])
     assert status == 200

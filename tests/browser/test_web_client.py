@@ -59,6 +59,25 @@ def one(driver: Any, selector: str) -> Any:
     return wait(driver, lambda d: css(d, selector)[0] if css(d, selector) else None, selector)
 
 
+def click(driver: Any, selector: str) -> None:
+    """Click the first element at ``selector`` once it is there: found and clicked in one try of
+    ``wait``, so a re-render between the two (a stale element) is tried again."""
+
+    def clicked(d: Any) -> bool | None:
+        found = css(d, selector)
+        if not found:
+            return None
+        found[0].click()
+        return True
+
+    wait(driver, clicked, f"{selector} to click")
+
+
+def press(driver: Any, focus: str) -> None:
+    """Click the button of ``data-focus`` ``focus``, as ``click`` does."""
+    click(driver, f'[data-focus="{focus}"]')
+
+
 def text(driver: Any, selector: str) -> str:
     """The text of the first element at ``selector``, read once it is there: found and read in
     one try of ``wait``, so a re-render between the two (a stale element) is tried again."""
@@ -279,7 +298,7 @@ def create_game_in_the_lobby(ann: Any, server: Server, shots: Path) -> str:
 
     # A value out of range: the server's refusal names the option, and its row is marked.
     one(ann, "#opt-hand_size").send_keys("60")
-    one(ann, ".create-form button[type=submit]").click()
+    click(ann, ".create-form button[type=submit]")
     refusal = wait(ann, lambda d: text(d, ".create-form .form-message"), "the refusal")
     assert "hand_size" in refusal and "1 to 52" in refusal, refusal
     assert "refused" in attr(ann, '[data-option="hand_size"]', "class")
@@ -293,11 +312,11 @@ def create_game_in_the_lobby(ann: Any, server: Server, shots: Path) -> str:
         field.send_keys(str(OPTIONS[name]))
     Select(one(ann, "#opt-match")).select_by_value(str(OPTIONS["match"]))
     assert len(css(ann, ".option.changed")) == 3  # the changed options are marked
-    one(ann, "details.more-options summary").click()  # unfold the rest for the screenshot
-    one(ann, "details.advanced summary").click()
+    click(ann, "details.more-options summary")  # unfold the rest for the screenshot
+    click(ann, "details.advanced summary")
     one(ann, "#deal-seed").send_keys(SERVER_SEED)
     snap(ann, shots, "01-lobby-create-game")
-    one(ann, ".create-form button[type=submit]").click()
+    click(ann, ".create-form button[type=submit]")
     wait(ann, lambda d: "#/game/g" in d.current_url, "the new game's page")
     game_id = ann.current_url.split("#/game/")[1].split("/")[0]
     one(ann, "#share-link")
@@ -310,9 +329,9 @@ def take_seat(driver: Any, name: str, seed: str = "") -> None:
     field.clear()
     field.send_keys(name)
     if seed:
-        one(driver, "details.seed summary").click()
+        click(driver, "details.seed summary")
         one(driver, "#join-seed").send_keys(seed)
-    one(driver, '[data-focus="join"]').click()
+    click(driver, '[data-focus="join"]')
     wait(driver, lambda d: any("you" in li.text.lower() for li in css(d, ".seat-list li")), "seat")
 
 
@@ -338,7 +357,7 @@ def test_two_players_play_a_game_in_two_browsers(
     wait(ann, lambda d: button(d, "start").is_enabled(), "the start button to be enabled")
     assert "Bo" in text(ann, ".seat-list")
     snap(ann, shots, "02-waiting-room")
-    button(ann, "start").click()
+    press(ann, "start")
 
     windows = {0: ann, 1: bo}
     s, o = windows[plan.starter], windows[plan.other]
@@ -359,7 +378,7 @@ def test_two_players_play_a_game_in_two_browsers(
     wait(s, lambda d: Counter(table_melds(d)[0]) == Counter([run[0], run[1], x]), "3 cards")
     assert Counter(moved(s)) == Counter([run[0], run[1], x])  # what moved is highlighted
     assert len(hand_cards(s)) == 10
-    button(s, "play").click()
+    press(s, "play")
     refusal = wait(
         s,
         lambda d: css(d, ".message.error")[0] if css(d, ".message.error") else None,
@@ -371,7 +390,7 @@ def test_two_players_play_a_game_in_two_browsers(
     snap(s, shots, "03-layout-refused")
 
     # Undo: back to the table as it was (empty), every card back in the hand.
-    button(s, "undo").click()
+    press(s, "undo")
     wait(s, lambda d: table_melds(d) == [] and len(hand_cards(d)) == 13, "the undone table")
     assert not css(s, ".message.error")
 
@@ -381,7 +400,7 @@ def test_two_players_play_a_game_in_two_browsers(
     for card in run[1:]:
         drag(s, in_hand(s, card), meld(s, 1))
     wait(s, lambda d: Counter(moved(d)) == Counter(run), "the run highlighted")
-    button(s, "play").click()
+    press(s, "play")
     wait(s, lambda d: "accepted" in text(d, ".message"), "the accepted play")
     wait(s, lambda d: len(hand_cards(d)) == 9 and not moved(d), "the new table")
     # The other window sees the play by itself, and it is its turn.
@@ -405,7 +424,7 @@ def test_two_players_play_a_game_in_two_browsers(
     warning = text(o, ".message.warn")
     assert "stay on the table" in warning, warning
     assert table_melds(o)[0] == list(run) or Counter(table_melds(o)[0]) == Counter(run)
-    button(o, "undo").click()
+    press(o, "undo")
     wait(o, lambda d: len(table_melds(d)) == 1 and len(hand_cards(d)) == 13, "undone")
 
     # Then the keyboard picks a card up and drops it on "+ New meld"; Undo again; Draw.
@@ -421,9 +440,9 @@ def test_two_players_play_a_game_in_two_browsers(
     o.switch_to.active_element.send_keys(Keys.ENTER)
     wait(o, lambda d: len(table_melds(d)) == 2 and table_melds(d)[1] == [picked], "a kbd drop")
     assert o.switch_to.active_element.get_attribute("data-card") == picked  # focus follows
-    button(o, "undo").click()
+    press(o, "undo")
     wait(o, lambda d: len(table_melds(d)) == 1 and len(hand_cards(d)) == 13, "undone")
-    button(o, "draw").click()
+    press(o, "draw")
     wait(s, lambda d: turn_line(d) == "Your turn", "S's second turn")
     wait(o, lambda d: len(hand_cards(d)) == 14, "O's drawn card")
 
@@ -434,7 +453,7 @@ def test_two_players_play_a_game_in_two_browsers(
     drag(s, in_hand(s, y), meld(s, 2))
     wait(s, lambda d: Counter(moved(d)) == Counter([plan.end, x, y]), "3 moved cards")
     snap(s, shots, "06-rearranged-before-play")
-    button(s, "play").click()
+    press(s, "play")
     wait(s, lambda d: len(hand_cards(d)) == 7 and not moved(d), "the accepted rearrangement")
     wait(o, lambda d: len(table_melds(d)) == 2, "O sees two melds")
     wait(o, lambda d: turn_line(d) == "Your turn", "O's second turn")
@@ -452,7 +471,7 @@ def test_two_players_play_a_game_in_two_browsers(
     touch_drag(o, in_hand(o, plan.extra), meld(o, plan.extra_meld))
     wait(o, lambda d: moved(d) == [plan.extra], "the card added by touch")
     assert o.execute_script("return window.kinds") == ["touch"]
-    button(o, "play").click()
+    press(o, "play")
     wait(o, lambda d: len(hand_cards(d)) == 13 and not moved(d), "O's accepted play")
     wait(s, lambda d: plan.extra in on_table(d), "S sees O's card")
     o.set_window_size(1280, 900)
@@ -467,7 +486,7 @@ def test_two_players_play_a_game_in_two_browsers(
         passer = windows[view["turn"]["seat"]]
         wait(passer, lambda d: css(d, '[data-focus="pass"]:not([disabled])'), "the Pass button")
         assert not button(passer, "draw").is_enabled()
-        button(passer, "pass").click()
+        press(passer, "pass")
         before = view["version"]
         wait(
             server,
@@ -481,7 +500,7 @@ def test_two_players_play_a_game_in_two_browsers(
     snap(ann, shots, "08-game-over")
 
     # The replay: turn 1 holds the refused layout and the run, with the run highlighted.
-    one(ann, ".result-links a.primary").click()
+    click(ann, ".result-links a.primary")
     wait(ann, lambda d: "Turn 1:" in text(d, "#turn-title"), "the replay of turn 1")
     commands = text(ann, ".commands").lower()
     assert "refused" in commands and "invalid_meld" in commands and "neither a set" in commands
@@ -489,15 +508,15 @@ def test_two_players_play_a_game_in_two_browsers(
     after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter(run)
     snap(ann, shots, "09-replay-turn-1")
-    button(ann, "next").click()
+    press(ann, "next")
     wait(ann, lambda d: "Turn 2:" in text(d, "#turn-title"), "turn 2")
     assert "drew" in text(ann, ".commands")
-    button(ann, "next").click()
+    press(ann, "next")
     wait(ann, lambda d: "Turn 3:" in text(d, "#turn-title"), "turn 3")
     after = cards_at(ann, ".replay-table .card.moved")
     assert Counter(after) == Counter([plan.end, x, y])
     snap(ann, shots, "10-replay-turn-3")
-    button(ann, "prev").click()
+    press(ann, "prev")
     wait(ann, lambda d: "Turn 2:" in text(d, "#turn-title"), "back to turn 2")
     one(ann, "body").send_keys(Keys.ARROW_RIGHT)  # the arrow keys step too
     wait(ann, lambda d: "Turn 3:" in text(d, "#turn-title"), "turn 3 by keyboard")
@@ -514,7 +533,7 @@ def test_two_players_play_a_game_in_two_browsers(
 
     # The lobby lists the game as finished.
     bo.get(f"{server.url}/#/")
-    one(bo, "#tab-finished").click()
+    click(bo, "#tab-finished")
     wait(bo, lambda d: css(d, f'.game-row[data-game="{game_id}"]'), "the finished game")
     bo.set_window_size(390, 844)
     time.sleep(0.3)
@@ -613,15 +632,15 @@ def test_the_turn_buttons_of_each_variant(server: Server, browser: Browser, shot
     open_as_seat(driver, server.url, game["id"], seat, game["tokens"][seat])
     assert not button(driver, "end").is_enabled()  # nothing placed or drawn yet
     assert not css(driver, '[data-focus="pass"]')  # the stock is full
-    button(driver, "draw").click()
+    press(driver, "draw")
     wait(driver, lambda d: button(d, "end").is_enabled(), "End turn after a draw")
     assert not button(driver, "draw").is_enabled()  # one draw a turn
-    button(driver, "end").click()
+    press(driver, "end")
     wait(driver, lambda d: turn_line(d).endswith("'s turn"), "the next seat's turn")
     _, view, _ = server.call("GET", f"/api/games/{game['id']}")
     assert view["turn"]["seat"] == 1 - seat and view["turn"]["number"] == 2
     # The replay of the game so far, from the table's link.
-    one(driver, ".game-links a").click()
+    click(driver, ".game-links a")
     wait(driver, lambda d: "Turn 1:" in text(d, "#turn-title"), "the replay of turn 1")
     commands = text(driver, ".commands")
     assert "Drew " in commands and "Ended the turn." in commands, commands
@@ -634,14 +653,14 @@ def test_the_turn_buttons_of_each_variant(server: Server, browser: Browser, shot
     assert "from the pile" in button(driver, "draw-pile").text
     assert not button(driver, "discard").is_enabled()
     assert attr(driver, ".pile", "aria-label").startswith("Discard pile (1)")
-    button(driver, "draw").click()
+    press(driver, "draw")
     wait(driver, lambda d: len(hand_cards(d)) == 14, "the drawn card")
     chosen = css(driver, ".hand [data-card]")[-1]
     card = chosen.get_attribute("data-card")
     chosen.click()
     wait(driver, lambda d: css(d, ".hand .card.selected"), "the chosen card")
     snap(driver, shots, "13-discard-pile-variant")
-    button(driver, "discard").click()
+    press(driver, "discard")
     wait(driver, lambda d: turn_line(d).endswith("'s turn"), "the turn after the discard")
     _, view, _ = server.call("GET", f"/api/games/{game['id']}")
     assert view["discard"] == card and view["discard_count"] == 2
