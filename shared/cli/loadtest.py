@@ -391,11 +391,11 @@ async def _redis_figures(url: str | None) -> dict[str, float] | None:
         await client.aclose()
 
 
-def _redis_per_turn(
+def redis_per_turn(
     before: dict[str, float] | None, after: dict[str, float] | None, turns: int
 ) -> dict[str, float]:
-    """What Redis did per accepted turn: commands, bytes in and out (the tool's own INFO calls
-    included: two commands in a run)."""
+    """What Redis did per turn between two readings of its ``REDIS_COUNTS``: commands, bytes in
+    and out (the INFO calls that read them included: a few commands a run)."""
     if before is None or after is None:
         return {}
     names = dict(zip(REDIS_COUNTS, ("commands", "bytes_in", "bytes_out"), strict=True))
@@ -528,7 +528,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         "games_finished": figures.games_finished,
         "memory_bytes": memory,
         "cpu_ms_per_turn": cpu_ms,
-        "redis_per_turn": _redis_per_turn(redis_before, redis_after, turns),
+        "redis_per_turn": redis_per_turn(redis_before, redis_after, turns),
     }
 
 

@@ -40,11 +40,6 @@ async def front(port: int, url: str, prefix: str) -> None:
     waiting: dict[str, asyncio.Future[bytes]] = {}
     start = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
 
-    async def answer(fields: dict[bytes, bytes]) -> None:
-        future = waiting.pop(fields[b"r"].decode(), None)
-        if future is not None and not future.done():
-            future.set_result(fields[b"c"])
-
     async def socket(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
@@ -58,7 +53,20 @@ async def front(port: int, url: str, prefix: str) -> None:
             await ws.send_str((await future).decode())
         return ws
 
-    await serve(port, socket, [follow(client, replies, start, answer)])
+    await serve(port, socket, [follow(client, replies, start, answerer(waiting))])
+
+
+def answerer(
+    waiting: dict[str, asyncio.Future[bytes]],
+) -> Callable[[dict[bytes, bytes]], Awaitable[None]]:
+    """What a front does with a reply: the answer to the message waiting under its id."""
+
+    async def answer(fields: dict[bytes, bytes]) -> None:
+        future = waiting.pop(fields[b"r"].decode(), None)
+        if future is not None and not future.done():
+            future.set_result(fields[b"c"])
+
+    return answer
 
 
 async def serve(port: int, socket: Any, readers: list[Coroutine[Any, Any, None]]) -> None:
@@ -163,17 +171,18 @@ async def clients(url: str, count: int, duration: float, pace: float | None) -> 
     }
 
 
-def redis_counts(url: str) -> list[float]:
+def redis_counts(url: str) -> dict[str, float]:
     """Commands, bytes in and bytes out of the Redis server so far (INFO stats)."""
     import redis
+
+    from shared.cli.loadtest import REDIS_COUNTS
 
     plain = redis.Redis.from_url(url)
     try:
         info = plain.info("stats")
     finally:
         plain.close()
-    names = ("total_commands_processed", "total_net_input_bytes", "total_net_output_bytes")
-    return [float(info[name]) for name in names]
+    return {name: float(info[name]) for name in REDIS_COUNTS}
 
 
 def measure(
@@ -191,6 +200,7 @@ def measure(
     only)."""
     import redis
 
+    from shared.cli.loadtest import redis_per_turn
     from tests.bench.load import cpu_seconds
     from tests.ports import spare_port
     from tests.servers import listening, wait_until
@@ -221,11 +231,7 @@ def measure(
         spent.append(time.process_time() - mine)
         done = max(1, round(result["per_second"] * duration))
         result["cpu_ms"] = [round(x / done * 1000, 3) for x in spent]
-        counts = [b - a for a, b in zip(counted, redis_counts(redis_url), strict=True)]
-        names = ("commands", "bytes_in", "bytes_out")
-        result["redis_per_turn"] = {
-            n: round(c / done, 2) for n, c in zip(names, counts, strict=True)
-        }
+        result["redis_per_turn"] = redis_per_turn(counted, redis_counts(redis_url), done)
         return result
     finally:
         for p in procs:

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from tests.bench.bare import follow, queued, serve
+from tests.bench.bare import answerer, follow, queued, serve
 
 # Bytes of text in each frame out: a robbers view of two seats is 660-1,380 bytes (median 1,070,
 # over the turns of 5 self-played games).
@@ -41,11 +41,6 @@ async def front(port: int, url: str, prefix: str) -> None:
     seats: dict[str, dict[int, web.WebSocketResponse]] = {}
     replies_start = await client.xadd(replies, {"c": b"{}"}, maxlen=10_000)
     feed_start = await client.xadd(feed, {"g": b"", "s": b"-1", "c": b"{}"}, maxlen=10_000)
-
-    async def answer(fields: dict[bytes, bytes]) -> None:
-        future = waiting.pop(fields[b"r"].decode(), None)
-        if future is not None and not future.done():
-            future.set_result(fields[b"c"])
 
     async def tell_the_others(fields: dict[bytes, bytes]) -> None:
         mover, text = int(fields[b"s"]), fields[b"c"].decode()
@@ -73,7 +68,7 @@ async def front(port: int, url: str, prefix: str) -> None:
         return ws
 
     readers = [
-        follow(client, replies, replies_start, answer),
+        follow(client, replies, replies_start, answerer(waiting)),
         follow(client, feed, feed_start, tell_the_others),
     ]
     await serve(port, socket, readers)
