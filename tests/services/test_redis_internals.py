@@ -158,6 +158,10 @@ def test_a_recorded_command_fits_its_response_callback(name: str, protocol: int)
 class _Canned:
     """A connection whose next reply is given (an error reply raised, as redis-py's are)."""
 
+    # redis-py 8.2 on: whether the connection fell back to RESP2 after asking for RESP3 (its
+    # replies then take RESP2's callbacks). The wire never falls back: its HELLO fails instead.
+    _resp2_fallback = False
+
     def __init__(self, reply: Any) -> None:
         self.reply = reply
 
