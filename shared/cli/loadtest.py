@@ -309,10 +309,11 @@ async def _play_games_ws(
                 moving = game.mover()
                 if moving is None:  # waiting for a push (or the next round's deal)
                     game.changed.clear()
+                    # (``asyncio.timeout``, not ``wait_for``: no task per wait on Python 3.11;
+                    # the tool's own CPU is counted in the stack's per turn)
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(
-                            game.changed.wait(), max(0.0, end - time.monotonic())
-                        )
+                        async with asyncio.timeout(max(0.0, end - time.monotonic())):
+                            await game.changed.wait()
                     continue
                 if args.pace:
                     if next_at >= end:  # due after the run: not sent (it ends at --duration);
@@ -330,7 +331,8 @@ async def _play_games_ws(
                 game.changed.clear()
                 started, sent = time.perf_counter(), time.monotonic()
                 try:
-                    status, answer = await asyncio.wait_for(game.send(seat, body), ANSWER_WAIT)
+                    async with asyncio.timeout(ANSWER_WAIT):
+                        status, answer = await game.send(seat, body)
                 except (TimeoutError, ConnectionError) as err:  # a socket lost: the next game
                     figures.errors[f"no_answer ({type(err).__name__})"] += 1
                     live_at_end = False
@@ -346,7 +348,8 @@ async def _play_games_ws(
                         if left <= 0:
                             break
                         with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(game.changed.wait(), left)
+                            async with asyncio.timeout(left):
+                                await game.changed.wait()
                 else:
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:

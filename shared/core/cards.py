@@ -82,20 +82,26 @@ def parse_cards(texts: object, what: str = "cards") -> list[int]:
     return cards
 
 
+def _text_of(card: int) -> str:
+    return "JK" if card == JOKER else RANK_NAMES[card % 13] + SUITS[card // 13]
+
+
+_TEXTS = tuple(_text_of(card) for card in range(CARD_KINDS))
+"""Card -> canonical text, looked up (every view spells each card of every hand and meld)."""
+
+_CANONICAL = {text: card for card, text in enumerate(_TEXTS)}
+"""Canonical text -> card: views, layouts and commands spell every card this way."""
+
+
 def card_str(card: int) -> str:
     """Canonical text of a card."""
-    if card == JOKER:
-        return "JK"
-    return RANK_NAMES[card % 13] + SUITS[card // 13]
-
-
-_CANONICAL = {card_str(card): card for card in range(CARD_KINDS)}
-"""Canonical text -> card: views, layouts and commands spell every card this way."""
+    return _TEXTS[card]
 
 
 def cards_str(cards: Iterable[int]) -> list[str]:
     """Canonical texts of cards, in the order given."""
-    return [card_str(c) for c in cards]
+    texts = _TEXTS
+    return [texts[c] for c in cards]
 
 
 def sorted_cards(cards: Iterable[int]) -> list[int]:

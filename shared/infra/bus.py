@@ -21,7 +21,6 @@ import json
 import uuid
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -143,7 +142,7 @@ class Requester:
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._waiting[rid] = future
         try:
-            await self.bus.send(replace(entry, reply=self.stream, rid=rid))
+            await self.bus.send(entry.waited_on(self.stream, rid))
             # A timer on the future itself (``asyncio.wait_for`` costs a task's worth more).
             timer = loop.call_later(timeout, _time_out, future)
             try:

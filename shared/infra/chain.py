@@ -19,6 +19,8 @@ from typing import Any
 from shared.infra.codec import SALT_HEX, Sealed, canonical, envelope_hash, seal
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
 
+_HEX = frozenset("0123456789abcdef")
+
 
 def compute_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
     """SHA-256 hex of the canonical encoding of an envelope's fields (all but ``hash``);
@@ -150,9 +152,7 @@ def _check_text(name: str, value: object) -> None:
 
 
 def _check_hash(name: str, value: object) -> None:
-    if not (
-        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
-    ):
+    if not (isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)):
         raise ValueError(f"{name} must be 64 lower-case hex digits, got {value!r}")
 
 

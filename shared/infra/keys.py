@@ -26,7 +26,9 @@ def check_game_id(game_id: str) -> str:
         or not game_id
         or len(game_id) > MAX_GAME_ID
         or not game_id.isprintable()
-        or any(c in game_id for c in "{} ")
+        or "{" in game_id
+        or "}" in game_id
+        or " " in game_id
     ):
         raise ValueError(
             f"a game id is 1-{MAX_GAME_ID} printable characters without spaces or braces, "

@@ -42,6 +42,13 @@ class CommandEntry:
     rid: str = ""  # request id the reply carries back
     at: float = 0.0  # when the sender sent it, by its clock: for logs; nothing may judge by it
 
+    def waited_on(self, reply: str, rid: str) -> CommandEntry:
+        """This command with the reply stream and the request id its sender waits on (built
+        directly: ``dataclasses.replace`` walks the fields on every command)."""
+        return CommandEntry(
+            self.game, self.kind, self.cid, self.body, self.seat, reply, rid, self.at
+        )
+
     def encode(self) -> dict[bytes, bytes]:
         """The stream entry's fields."""
         doc = {

@@ -167,3 +167,22 @@ async def test_no_socket_closes_while_a_command_of_the_run_is_in_flight(
     result = await loadtest(args, figures)
     assert result["errors"] == {} and result["commands"] == 1, result
     assert closes == [1, 1], "a game's sockets closed before the last command was answered"
+
+
+async def test_a_command_never_answered_is_counted_and_the_game_left(
+    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command whose answer does not come within the tool's wait is an error of its own kind
+    (not a latency), and its game is left for a new one."""
+    import shared.cli.loadtest as tool
+
+    async def unanswered(self: _SocketGame, seat: int, body: dict[str, Any]) -> Any:
+        await asyncio.Event().wait()  # (the answer never comes)
+
+    monkeypatch.setattr(tool, "ANSWER_WAIT", 0.2)
+    monkeypatch.setattr(_SocketGame, "send", unanswered)
+    stack = await make_stack(rate_per_second=0)
+    figures = await loadtest(run_args(stack, games=1, duration=1.0, seed=3))
+    assert figures["accepted"] == 0 and figures["latency_ms"]["max"] == 0, figures
+    assert figures["errors"].get("no_answer (TimeoutError)", 0) >= 2, figures["errors"]
+    assert figures["games_started"] >= 2, figures

@@ -4,6 +4,7 @@ refused with a message naming what is wrong."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -34,6 +35,14 @@ def test_a_command_entry_round_trips() -> None:
     assert CommandEntry.decode(entry.encode()) == entry
     bare = CommandEntry("g1", "start", "start")
     assert CommandEntry.decode(bare.encode()) == bare
+
+
+def test_a_command_waited_on_keeps_every_other_field() -> None:
+    entry = CommandEntry("g1", "seat", "0:a", {"type": "pass"}, 1, "", "", 12.5)
+    waited = entry.waited_on("rr:replies:x", "7-ab")
+    assert waited == dataclasses.replace(entry, reply="rr:replies:x", rid="7-ab")
+    # every field set apart from the two: a field added later and not copied shows here
+    assert all(getattr(waited, f.name) for f in dataclasses.fields(entry))
 
 
 def test_an_answer_round_trips() -> None:
