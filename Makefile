@@ -65,7 +65,7 @@ bench: install
 	$(BIN)/python tests/bench/engine.py
 	$(BIN)/python tests/bench/lobby.py --games 50 --rounds 5
 	$(BIN)/python tests/bench/news.py
-	$(BIN)/python tests/bench/load.py --closed 50,200 --open 1000 --serve 50 --duration 8
+	$(BIN)/python tests/bench/load.py --closed 50,200 --open 1000 --serve 50 --duration 30
 	$(BIN)/python tests/bench/load.py --closed "" --open "" --serve "" --live 100,1000,5000 --rate 150 --duration 20
 	$(BIN)/python tests/bench/solver.py --positions 20 --games 0
 	$(BIN)/python tests/bench/direction.py --positions 20

@@ -92,6 +92,9 @@ class Figures:
     errors: Counter[str] = field(default_factory=Counter)
     games_started: int = 0
     games_finished: int = 0
+    # Round ends the run's views showed (WebSockets): a window with none leaves out what a
+    # round's end costs (the score sheet, the next deal), a few percent of every turn's share
+    rounds_ended: int = 0
     # (seconds into the run, accepted so far, commands timed so far), at every look of the
     # progress loop and once at the end: what --plot draws
     samples: list[tuple[float, int, int]] = field(default_factory=list)
@@ -213,6 +216,7 @@ class _SocketGame:
         self.answers: dict[str, asyncio.Future[tuple[int, dict[str, Any]]]] = {}
         self.readers: list[asyncio.Task[None]] = []
         self.frames: Counter[str] = Counter()  # frames received on the game's sockets, by kind
+        self.rounds_ended = 0  # seen by seat 0's views (each game's once)
 
     async def open(self) -> None:
         ws_url = self.args.url.replace("http", "ws", 1) + f"/api/games/{self.game}/ws"
@@ -240,12 +244,19 @@ class _SocketGame:
             if doc.get("type") in ("view", "answer") and (view := doc.get("view")) is not None:
                 known = self.views[seat]
                 if known is None or view["version"] >= known["version"]:
+                    if seat == 0 and known is not None:
+                        self.rounds_ended += _round_ends(known, view)
                     self.views[seat] = view
                     self.changed.set()
             if doc.get("type") == "answer":
                 future = self.answers.pop(str(doc.get("id")), None)
                 if future is not None and not future.done():
                     future.set_result((doc["status"], doc["body"]))
+
+    def start_clock(self) -> None:
+        """Forget what the set-up's sockets got before the run's clock started."""
+        self.frames.clear()
+        self.rounds_ended = 0
 
     def mover(self) -> tuple[int, dict[str, Any]] | None:
         """The seat to move and its view, when its view is the newest any socket has seen."""
@@ -271,6 +282,15 @@ class _SocketGame:
         return await future
 
 
+def _round_ends(before: dict[str, Any], after: dict[str, Any]) -> int:
+    """Rounds that ended between two views of one seat: the round number's step, and the last
+    round when the match ended."""
+    ended = max(0, int(after.get("round") or 0) - int(before.get("round") or 0))
+    if after.get("status") == "finished" and before.get("status") != "finished":
+        ended += 1
+    return ended
+
+
 async def _play_games_ws(
     session: Any,
     args: argparse.Namespace,
@@ -290,7 +310,7 @@ async def _play_games_ws(
     rules = rule_set(args.rules)
     end = begin + args.duration
     ready: _SocketGame | None = first
-    first.frames.clear()  # (what the set-up's sockets got before the clock is not the run's)
+    first.start_clock()
     next_at = begin + (rng.random() * args.pace if args.pace else 0.0)
     await asyncio.sleep(max(0.0, begin - time.monotonic()))
     while time.monotonic() < end:
@@ -354,6 +374,7 @@ async def _play_games_ws(
                     figures.errors[answer.get("error", {}).get("code", str(status))] += 1
         finally:
             figures.frames.update(game.frames)
+            figures.rounds_ended += game.rounds_ended
             if parked is not None and live_at_end:
                 parked.append(game)
             else:
@@ -529,6 +550,7 @@ async def loadtest(args: argparse.Namespace, figures: Figures | None = None) -> 
         "errors": dict(figures.errors),
         "games_started": figures.games_started,
         "games_finished": figures.games_finished,
+        "rounds_ended": figures.rounds_ended,
         "memory_bytes": memory,
         "cpu_ms_per_turn": cpu_ms,
         "redis_per_turn": redis_per_turn(redis_before, redis_after, turns),

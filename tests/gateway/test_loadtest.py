@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 from typing import Any
 
@@ -186,3 +187,33 @@ async def test_a_command_never_answered_is_counted_and_the_game_left(
     assert figures["accepted"] == 0 and figures["latency_ms"]["max"] == 0, figures
     assert figures["errors"].get("no_answer (TimeoutError)", 0) >= 2, figures["errors"]
     assert figures["games_started"] >= 2, figures
+
+
+class _Frames:
+    """A socket's received frames, as aiohttp's client socket yields them."""
+
+    def __init__(self, docs: list[dict[str, Any]]) -> None:
+        self.docs = docs
+
+    async def __aiter__(self) -> Any:
+        for doc in self.docs:
+            yield argparse.Namespace(data=json.dumps(doc))
+
+
+def _view(version: int, round_number: int, status: str = "playing") -> dict[str, Any]:
+    return {"type": "view", "view": {"version": version, "round": round_number, "status": status}}
+
+
+async def test_a_game_counts_the_round_ends_its_views_show() -> None:
+    """Round ends are counted once a game (from seat 0's views): each step of the round number,
+    and the last round when the match ends; the set-up's are forgotten at the clock's start."""
+    game = _SocketGame(None, argparse.Namespace(), "g1", ["t0", "t1"])
+    shown = [_view(3, 1), _view(9, 1), _view(20, 2), _view(25, 2), _view(31, 2, "finished")]
+    await game._read(0, _Frames(shown))
+    await game._read(1, _Frames(shown))
+    assert game.rounds_ended == 2
+    assert game.frames["view"] == 10
+    game.start_clock()
+    assert game.rounds_ended == 0 and not game.frames
+    await game._read(0, _Frames([_view(40, 3), _view(30, 1)]))  # an older view changes nothing
+    assert game.rounds_ended == 1
