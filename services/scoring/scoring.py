@@ -40,6 +40,7 @@ from shared.core.codes import Rejection
 from shared.core.commands import Context, RecordScores
 from shared.core.decide import decide, round_sheet
 from shared.core.state import GameState
+from shared.infra import codec
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import FEED_MAXLEN, SCORING, Bus
 from shared.infra.client import RedisClient
@@ -51,6 +52,7 @@ from shared.infra.keys import Keys, awaiting_member, check_game_id
 from shared.infra.members import Members
 from shared.infra.observability import service_registry
 from shared.infra.protocol import CommandEntry, MalformedEntry, News
+from shared.infra.ratings import RESULT_TYPES
 from shared.infra.readiness import PING_SECONDS, Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
@@ -372,7 +374,11 @@ class Scoring:
             await self._ask_to_carry_on(game_id, state)
             await self.projections.apply(state)
             if state.status == "finished" and not await self.projections.ratings.known(game_id):
-                await self.projections.rate(game_id, await self.store.read(game_id))
+                # Only the events the result reads are decoded, not the log's hundreds of turns
+                # (about 17 us a record decoded).
+                records = await self.store.records(game_id)
+                events = codec.decode_of_types(records, RESULT_TYPES, self.store.upcasters)
+                await self.projections.rate(game_id, events)
             done = [r for r in (state.round - 1, state.round) if r > 0 and carried_on(state, r)]
             if done:
                 members = [awaiting_member(game_id, r) for r in done]

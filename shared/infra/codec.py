@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import msgpack  # type: ignore[import-untyped]  # msgpack ships no type information
@@ -411,3 +411,22 @@ def register_upcaster(event_type: str, from_schema: int, fn: Upcaster) -> None:
 def decode(raw: bytes, upcasters: Upcasters = UPCASTERS) -> StoredEvent:
     """The event in ``raw`` at its current schema (stored form in ``as_stored`` if upcast)."""
     return upcasters.upcast(decode_stored(raw))
+
+
+def decode_of_types(
+    records: Iterable[bytes], types: Collection[str], upcasters: Upcasters = UPCASTERS
+) -> list[StoredEvent]:
+    """The events of ``types`` among ``records`` (in their order), decoding only the records that
+    may be of them: a record holds its type's name as msgpack packs a str, always in the same
+    (shortest) form, so one that holds none of the names is of none of the types (and
+    upcasting never changes a type). A record that holds a name elsewhere (in its data) is
+    decoded and passed over. For a reader after a few events of a long log (a finished game's
+    seats and result among all its turns)."""
+    marks = tuple(msgpack.packb(kind) for kind in types)
+    out = []
+    for raw in records:
+        if any(mark in raw for mark in marks):
+            event = decode(raw, upcasters)
+            if event.type in types:
+                out.append(event)
+    return out

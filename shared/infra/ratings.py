@@ -91,9 +91,13 @@ def is_bot(who: str) -> bool:
     return who.startswith(BOT)
 
 
+RESULT_TYPES = frozenset({"GameCreated", "PlayerSeated", "SeatLeft", "MatchEnded"})
+"""The events ``result_of`` reads (the others of a log it passes over)."""
+
+
 def result_of(game_id: str, events: Sequence[StoredEvent]) -> GameResult | None:
-    """The result of a finished game's log, or None while it is not finished (or was
-    cancelled)."""
+    """The result of a finished game's log (all of it, or its ``RESULT_TYPES`` events), or None
+    while it is not finished (or was cancelled)."""
     rules = ""
     held: dict[int, str] = {}
     for stored in events:

@@ -159,7 +159,8 @@ def show(setup: str, mode: str, size: int, result: dict, rss: str = "") -> None:
         # (a window too short to hold round ends leaves scoring's sheets and the next deals out)
         ended = result["rounds_ended"]
         every = f", one a {result['accepted'] / ended:,.0f} turns" if ended else ""
-        print(f"  round ends in the window: {ended:,}{every}")
+        matches = result.get("games_finished", 0)
+        print(f"  round ends in the window: {ended:,}{every}; matches ended: {matches:,}")
     if "p90" in lat:
         late = result.get("send_late_ms") or {}
         print(

@@ -4,13 +4,19 @@ apart, and a rebuild from the logs gives the ratings the live projection holds."
 
 from __future__ import annotations
 
+import hashlib
 import random
 
 import pytest
 from openskill.models import PlackettLuce
 
-from shared.infra.ratings import Entrant, GameResult, fold, result_of, update
-from shared.infra.stored import StoredEvent
+from shared.infra import codec
+from shared.infra.chain import sealed_chain
+from shared.infra.gamelog import to_new
+from shared.infra.ratings import RESULT_TYPES, Entrant, GameResult, fold, result_of, update
+from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
+from shared.play.bots import GreedyBot, RandomBot
+from shared.play.selfplay import SelfPlay
 
 
 def test_a_two_player_game_moves_as_the_library_says() -> None:
@@ -113,3 +119,34 @@ def test_seats_left_and_bots_are_read_from_the_log() -> None:
         "g2", "rummikub", 9.0, (Entrant("kept", 0, False), Entrant("bot:greedy", 1, True))
     )
     assert result_of("g2", events[:-1]) is None
+
+
+def test_a_finished_games_result_decodes_only_the_records_it_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scoring rates a finished game from the few events of its log the result reads, decoding
+    those records alone; the result is the one the whole log gives. A record that merely holds
+    such a type's name in its data is decoded and passed over."""
+    seed = hashlib.sha256(b"ratings/decode").digest()
+    played = SelfPlay("robbers", {}, [GreedyBot(), RandomBot()], seed, random.Random(5)).play()
+    new = [to_new(e, None) for e in played.events]
+    new.insert(5, NewEvent("TurnPlayed", {"note": "MatchEnded", "seat": 0}))  # a false alarm
+    _, sealed = sealed_chain("g9", new, 1, GENESIS_HASH, "c", 1.0, b"k" * 32)
+    records = [s.record for s in sealed]
+    assert len(records) > 100
+    whole = [codec.decode(r) for r in records]
+
+    decoded: list[bytes] = []
+    plain = codec.decode
+
+    def counted(raw: bytes, upcasters: codec.Upcasters = codec.UPCASTERS) -> StoredEvent:
+        decoded.append(raw)
+        return plain(raw, upcasters)
+
+    monkeypatch.setattr(codec, "decode", counted)
+    kept = codec.decode_of_types(records, RESULT_TYPES)
+    assert kept == [e for e in whole if e.type in RESULT_TYPES]
+    assert [e.type for e in kept].count("MatchEnded") == 1
+    assert len(decoded) == len(kept) + 1  # the false alarm, decoded and passed over
+    found = result_of("g9", kept)
+    assert found is not None and found == result_of("g9", whole)
