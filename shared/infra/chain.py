@@ -16,10 +16,8 @@ import hmac
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shared.infra.codec import SALT_HEX, Sealed, canonical, envelope_hash, seal
+from shared.infra.codec import HEX_DIGITS, SALT_HEX, Sealed, canonical, envelope_hash, seal
 from shared.infra.stored import GENESIS_HASH, NewEvent, StoredEvent
-
-_HEX = frozenset("0123456789abcdef")
 
 
 def compute_hash(fields: Mapping[str, Any], data_ready: bool = False) -> str:
@@ -152,7 +150,7 @@ def _check_text(name: str, value: object) -> None:
 
 
 def _check_hash(name: str, value: object) -> None:
-    if not (isinstance(value, str) and len(value) == 64 and _HEX.issuperset(value)):
+    if not (isinstance(value, str) and len(value) == 64 and HEX_DIGITS.issuperset(value)):
         raise ValueError(f"{name} must be 64 lower-case hex digits, got {value!r}")
 
 

@@ -50,7 +50,7 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
-_HEX = frozenset("0123456789abcdef")
+HEX_DIGITS = frozenset("0123456789abcdef")  # of a hash, a salt
 _RECORD_FIELDS = frozenset(
     {
         "fmt",
@@ -290,11 +290,11 @@ def decode_stored(raw: bytes) -> StoredEvent:
     _field(record, "data", dict)
     for name in ("prev_hash", "hash"):
         value = record[name]
-        if not isinstance(value, str) or len(value) != 64 or not _HEX.issuperset(value):
+        if not isinstance(value, str) or len(value) != 64 or not HEX_DIGITS.issuperset(value):
             raise CodecError(f"event field {name} is not 64 lower-case hex digits: {value!r}")
     if "salt" in record:
         salt = record["salt"]
-        if not isinstance(salt, str) or len(salt) != SALT_HEX or not _HEX.issuperset(salt):
+        if not isinstance(salt, str) or len(salt) != SALT_HEX or not HEX_DIGITS.issuperset(salt):
             raise CodecError(f"event field salt is not {SALT_HEX} lower-case hex digits: {salt!r}")
     if record["version"] < 1 or record["schema"] < 1:
         raise CodecError(
