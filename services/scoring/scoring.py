@@ -40,7 +40,6 @@ from shared.core.codes import Rejection
 from shared.core.commands import Context, RecordScores
 from shared.core.decide import decide, round_sheet
 from shared.core.state import GameState
-from shared.infra import codec
 from shared.infra.autopipe import autopipe
 from shared.infra.bus import FEED_MAXLEN, SCORING, Bus
 from shared.infra.client import RedisClient
@@ -374,10 +373,8 @@ class Scoring:
             await self._ask_to_carry_on(game_id, state)
             await self.projections.apply(state)
             if state.status == "finished" and not await self.projections.ratings.known(game_id):
-                # Only the events the result reads are decoded, not the log's hundreds of turns
-                # (about 17 us a record decoded).
-                records = await self.store.records(game_id)
-                events = codec.decode_of_types(records, RESULT_TYPES, self.store.upcasters)
+                # (only the events the result reads, not the log's hundreds of turns decoded)
+                events = await self.store.read_types(game_id, RESULT_TYPES)
                 await self.projections.rate(game_id, events)
             done = [r for r in (state.round - 1, state.round) if r > 0 and carried_on(state, r)]
             if done:

@@ -31,6 +31,8 @@ async def test_a_finished_game_is_served_from_the_archive_once_redis_let_it_go(
     played = await play_to_end(api, game_id, tokens, ["greedy", "greedy"], seed=3)
     final = played.final
     events_before = await api.events(game_id)
+    seatings = await stack.server.app[GATEWAY].store.read_types(game_id, {"PlayerSeated"})
+    assert [e.data["seat"] for e in seatings] == [0, 1]
     keys = Keys(stack.settings.prefix)
     archive = SqliteArchive(f"{tmp_path}/archive.db")
     archiver = Archiver(stack.redis, stack.settings, archive)
@@ -64,6 +66,8 @@ async def test_a_finished_game_is_served_from_the_archive_once_redis_let_it_go(
         # The seat's token still works on its finished game.
         assert (await api.view(game_id, tokens[0]))["status"] == "finished"
         assert await api.events(game_id) == events_before
+        # The seatings (an account's seat token reads them) from the archive, as from Redis.
+        assert await gw.store.read_types(game_id, {"PlayerSeated"}) == seatings
         listed = await api.call("GET", "/api/games?status=finished")
         assert listed.status == 200
         assert [g["game_id"] for g in listed.body["games"]] == [game_id]

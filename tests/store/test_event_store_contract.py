@@ -302,3 +302,33 @@ class TestUpcastingThroughTheStore:
         assert (old.stored_form().schema, old.stored_form().data) == (1, {"card": 7})
         assert (new.schema, new.data, new.as_stored) == (2, {"cards": [8, 9]}, None)
         assert verify_chain([old, new]) is None
+
+
+class TestReadingSomeTypes:
+    async def test_the_events_of_some_types_are_the_log_filtered(self, backend: Backend) -> None:
+        """``read_types`` gives what ``read`` gives of those types, in order and upcast; an event
+        of another type naming one of them in its data is passed over."""
+        upcasters = Upcasters()
+        upcasters.register("PlayerSeated", 1, lambda d: {**d, "player": d.get("player", "")})
+        g = backend.game()
+        news = [
+            NewEvent("GameCreated", {"rules": "robbers"}),
+            NewEvent("PlayerSeated", {"seat": 0}, schema=1),
+            *evs(1, 2, 3),
+            ev(4, note="PlayerSeated"),  # the name in the data of another type
+            NewEvent("PlayerSeated", {"seat": 1, "player": "p"}, schema=2),
+            *evs(5, 6),
+        ]
+        await backend.store.append(g, news, 0)
+        backend.store.upcasters = upcasters
+        wanted = {"GameCreated", "PlayerSeated"}
+        got = await backend.store.read_types(g, wanted)
+        assert got == [e for e in await backend.store.read(g) if e.type in wanted]
+        assert [(e.version, e.type, e.schema) for e in got] == [
+            (1, "GameCreated", 1),
+            (2, "PlayerSeated", 2),
+            (7, "PlayerSeated", 2),
+        ]
+        assert got[1].data == {"seat": 0, "player": ""}
+        assert await backend.store.read_types(g, {"MatchEnded"}) == []
+        assert await backend.store.read_types(backend.game(), wanted) == []

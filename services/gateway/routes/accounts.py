@@ -33,7 +33,6 @@ from services.gateway.errors import ApiError
 from services.gateway.params import bearer_token, json_body
 from services.gateway.ratelimit import Limit
 from services.gateway.state import GATEWAY, Gateway
-from shared.infra import codec
 
 ACCOUNTS = web.AppKey("accounts", Accounts)
 COOKIE = "rummy_session"
@@ -260,9 +259,8 @@ async def seated_players(gw: Gateway, game_id: str) -> dict[int, str]:
     """Which account took each seat, by the game's log (a seat given up and taken again counts
     its last taker)."""
     held: dict[int, str] = {}
-    records = await gw.store.records(game_id)
     # (only the seatings decoded: a request's cost is not a decode of every turn of the game)
-    for stored in codec.decode_of_types(records, SEATINGS, gw.store.upcasters):
+    for stored in await gw.store.read_types(game_id, SEATINGS):
         held[int(stored.data["seat"])] = str(stored.data.get("player", ""))
     return held
 

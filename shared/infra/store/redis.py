@@ -26,7 +26,7 @@ be in the script: it is not in the game's slot), so every game with events is in
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import replace
 from typing import Any, cast
 
@@ -164,6 +164,10 @@ class RedisEventStore(EventStore):
                 raise StoreError(f"stream entry {entry_id!r} has no event field")
             out.append(raw)
         return out
+
+    async def read_types(self, game_id: str, types: Collection[str]) -> list[StoredEvent]:
+        # Only the records that may be of ``types`` are decoded (``codec.decode_of_types``).
+        return codec.decode_of_types(await self.records(game_id), types, self.upcasters)
 
     async def _entries(
         self, game_id: str, after: int, limit: int | None
