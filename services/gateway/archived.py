@@ -94,7 +94,7 @@ class ArchivedStore(RedisEventStore):
         if records or (await super().version(game_id))[0]:
             return codec.decode_of_types(records, types, self.upcasters)
         # Left for the archive, which holds the events decoded: none to pass over.
-        events = await self.archived(game_id) or ()
+        events = await self._slice(game_id, 0, None)
         return [self.upcasters.upcast(e) for e in events if e.type in types]
 
     async def version(self, game_id: str) -> tuple[int, str]:
