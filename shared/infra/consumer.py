@@ -26,6 +26,10 @@ the same promises.
   sender), and only then acknowledged. A consumer without a dead-letter stream gives the entry
   up: acknowledged, logged and counted. A handler that finds an entry can never be handled
   (malformed) raises ``DeadLetter(reason)``: it is dead-lettered at once.
+- A lost group: a Redis that comes back without its data (a volume lost, a restore, a flush)
+  has no consumer groups, and every read and claim would be refused with ``NOGROUP`` for ever
+  while the process looked healthy. The consumer creates the group again (at the stream's
+  start, so that whatever was written since is delivered) and reads on.
 - Drain: ``drain`` stops reading and claiming, lets the handlers in flight finish within
   ``drain_seconds`` and cancels those that did not (their entries stay pending: delivered again).
 """
@@ -54,6 +58,11 @@ DEAD_LETTER_REASON_BYTES = 1000
 FAILED_TOO_OFTEN = "failed too many times"
 RETRY_SECONDS = 0.5  # after a failed read
 GROUP_RETRY_SECONDS = 1.0  # between tries to create the groups while Redis is away
+
+
+def lost_group(err: BaseException) -> bool:
+    """Whether Redis refused a group command because the group (or its stream) is gone."""
+    return "NOGROUP" in str(err)
 
 
 class DeadLetter(Exception):
@@ -264,6 +273,8 @@ class StreamConsumer:
             except Exception as err:
                 if self.metrics.read_failures is not None:
                     self.metrics.read_failures.inc()
+                if lost_group(err) and await self._found_again(mine):
+                    continue
                 self.log.warning("reading the streams failed; retrying", error=str(err))
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
@@ -302,7 +313,26 @@ class StreamConsumer:
                 except asyncio.CancelledError:
                     raise
                 except Exception as err:
+                    if lost_group(err) and await self._found_again([stream]):
+                        continue
                     self.log.warning("claiming failed", stream=stream, error=str(err))
+
+    async def _found_again(self, streams: list[str]) -> bool:
+        """Create the group again on ``streams`` after Redis said it has none (it lost its
+        data); False if that failed too (Redis away again: the caller retries as usual)."""
+        try:
+            for stream in streams:
+                await self._create_group(stream)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            return False
+        self.log.warning(
+            "the consumer group was gone (Redis lost its data?); created again",
+            group=self.reading.group,
+            streams=streams,
+        )
+        return True
 
     async def claim(self, stream: str) -> int:
         """Claim the entries of ``stream`` idle longer than ``claim_idle_ms`` and hand them to

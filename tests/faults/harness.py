@@ -21,6 +21,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,10 +261,13 @@ async def play(
     between_rounds: float = 60.0,
     max_commands: int = 3000,
     stop_after: int | None = None,
+    seats: Collection[int] | None = None,
 ) -> Json:
     """Play a game to its end through the API with bots; returns the final spectator view.
     ``pace``: seconds to wait after each command (a game that lasts); ``stop_after``: return
-    the spectator view after that many commands instead (call again to play on)."""
+    the spectator view after that many commands instead (call again to play on); ``seats``:
+    the seats played here (None: all), the others' turns waited out (a bot's seat, which the
+    bots service plays)."""
     rng = random.Random(seed)
     players = [BOTS[name]() for name in bots]
     idle_since: float | None = None
@@ -272,12 +276,14 @@ async def play(
             spectator = await client.view(game_id)
             if spectator["status"] == "finished" or sent == stop_after:
                 return spectator
-            if spectator["turn"] is not None:
+            turn = spectator["turn"]
+            if turn is not None and (seats is None or turn["seat"] in seats):
                 idle_since = None
                 break
-            idle_since = idle_since or time.monotonic()  # between rounds: scoring deals on
+            # Between rounds (scoring deals on) or another player's turn.
+            idle_since = idle_since or time.monotonic()
             waited = time.monotonic() - idle_since
-            assert waited < between_rounds, f"{game_id}: no next round after {waited:.0f} s"
+            assert waited < between_rounds, f"{game_id}: nothing to play after {waited:.0f} s"
             await asyncio.sleep(0.02)
         seat = spectator["turn"]["seat"]
         view = await client.view(game_id, tokens[seat])

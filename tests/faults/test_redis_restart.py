@@ -134,6 +134,54 @@ async def test_services_ride_out_a_redis_restart_and_lose_no_acknowledged_turn(
     )
 
 
+async def test_services_ride_out_a_redis_that_comes_back_empty(
+    make_deployment: MakeDeployment,
+) -> None:
+    """Redis restarted without its data (no append-only file: a volume lost, a restore, a
+    flush). The games it held are gone with it, but the service is not: every consumer group
+    is gone too, and a referee, scoring or bots process that read on with ``NOGROUP`` for ever
+    would leave every later game unplayed while saying it was ready. New games, one of them
+    with a bot in a seat (the bots' group), play to their end, and nothing was restarted."""
+    deployment = make_deployment(aof=False, RUMMY_BOT_DELAY_SECONDS="0")
+    names = ["gateway", "referee", "scoring", "bots"]
+    services = [deployment.start(name, name) for name in names]
+    pids = [s.pid for s in services]
+    ledger = Ledger()
+    async with aiohttp.ClientSession() as session:
+        await wait_ready(session, *services)
+        client = Client(session, services[0].port, ledger, patience=60)
+        await client.new_game("robbers", 2, {"match_rounds": 1})  # lost with Redis's data
+
+        deployment.redis.stop(signal.SIGTERM)
+        deployment.redis.start()
+        await wait_ready(session, *services, timeout=30)
+
+        game, tokens = await client.new_game("robbers", 2, {"match_rounds": 1})
+        final = await play(client, game, tokens, ["greedy", "random"], seed=1)
+        assert final["status"] == "finished"
+
+        body = {"rules": "robbers", "seats": 2, "options": {"match_rounds": 1}}
+        status, doc = await client.call("POST", "/api/games", body)
+        assert status == 201, doc
+        with_bot, host = doc["game_id"], doc["host_token"]
+        status, doc = await client.call(
+            "POST", f"/api/games/{with_bot}/seats", {"bot": "greedy"}, host
+        )
+        assert status == 201, doc
+        status, doc = await client.call("POST", f"/api/games/{with_bot}/seats", {"name": "p"})
+        assert status == 201, doc
+        mine = doc["seat"]
+        tokens = ["", ""]
+        tokens[mine] = doc["token"]
+        status, doc = await client.call("POST", f"/api/games/{with_bot}/start", {}, host)
+        assert status == 200, doc
+        # Only the person's seat is played here: the bots service plays the other.
+        final = await play(client, with_bot, tokens, ["greedy", "greedy"], seed=2, seats=[mine])
+        assert final["status"] == "finished"
+        assert [s.pid for s in services] == pids and all(s.alive for s in services)
+    await check_logs(deployment.redis.url, deployment.prefix, [game, with_bot], ledger)
+
+
 async def _true(value: bool) -> bool:
     return value
 

@@ -360,3 +360,58 @@ async def test_reads_of_one_stream_each_wait_their_own_longer_block(
         await asyncio.sleep(0.001)
     await consumer.drain()
     assert set(client.blocks) == {expected}
+
+
+class Handled:
+    """A handler that notes what it handled and says when ``wanted`` is among it."""
+
+    def __init__(self, wanted: bytes) -> None:
+        self.wanted = wanted
+        self.seen: list[bytes] = []
+        self.arrived = asyncio.Event()
+
+    async def __call__(self, delivery: Delivery) -> None:
+        self.seen.append(delivery.fields[b"c"])
+        if delivery.fields[b"c"] == self.wanted:
+            self.arrived.set()
+
+
+async def groups_of(client: Any) -> list[bytes]:
+    try:
+        return [g["name"] for g in await client.xinfo_groups(STREAM)]
+    except Exception:  # no such stream
+        return []
+
+
+async def test_a_group_lost_with_redis_data_is_created_again_and_read_on(client: Any) -> None:
+    """Redis came back empty (no stream, no group) and a sender wrote a new entry, which made
+    the stream again without the group: the consumer's reads were refused ``NOGROUP`` for ever
+    while it looked healthy. It creates the group again and the new entry is handled."""
+    handler = Handled(b"after")
+    consumer = await joined(consumer_of(client, handler, Counts()))
+    consumer.start()
+    try:
+        await client.xadd(STREAM, {b"c": b"before"})
+        await client.delete(STREAM)  # the data lost: the stream and its group
+        await client.xadd(STREAM, {b"c": b"after"})
+        await asyncio.wait_for(handler.arrived.wait(), 30)
+    finally:
+        await consumer.drain()
+    assert handler.seen[-1] == b"after"
+    assert await groups_of(client) == [GROUP.encode()]
+    assert await pending(client) == 0
+
+
+async def test_a_claim_that_finds_the_group_gone_creates_it_again(client: Any) -> None:
+    """Claims run on every stream, read or not (a referee claims what it does not lease)."""
+    consumer = await joined(consumer_of(client, Recorder(), Counts(), readable=lambda s: False))
+    await client.delete(STREAM)
+    await client.xadd(STREAM, {b"c": b"after"})
+    assert await groups_of(client) == []
+    consumer.start()
+    try:
+        async with asyncio.timeout(30):
+            while await groups_of(client) != [GROUP.encode()]:
+                await asyncio.sleep(0.01)
+    finally:
+        await consumer.drain()
