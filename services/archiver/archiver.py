@@ -15,9 +15,11 @@ command streams (the games' and the tournaments') and the feed are trimmed below
 groups still need, and now and then the reply streams of gateways that are gone are given a
 time to live.
 
-Ready when it follows the feed, its heartbeat reached Redis and its last archive call
-succeeded. It heartbeats among the ``archivers`` and, as the first live one by name, forgets the
-departed archivers' consumers in the feed groups (each start is a new consumer).
+Ready when it follows the feed, its heartbeat reached Redis and the archive answered its last
+call (``reach.py``: checked between passes when no game asked it, so an archive that goes away
+is noticed with none due). It heartbeats among the ``archivers`` and, as the first live one by
+name, forgets the departed archivers' consumers in the feed groups (each start is a new
+consumer).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Callable
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
 
+from services.archiver.reach import ArchiveReach
 from shared.archive.base import Archive, ArchiveError
 from shared.archive.mover import BATCH, FAILED, Mover
 from shared.infra.bus import Bus
@@ -65,7 +68,10 @@ class Archiver:
         clock: Callable[[], float] = time.time,
         *,
         readiness: Readiness | None = None,
+        reach: ArchiveReach | None = None,
     ) -> None:
+        """``clock``: unix seconds, for the retention; ``readiness``, ``reach``: where Redis's
+        and the archive's outcomes are noted (tests step their clocks)."""
         self.client = client
         self.settings = settings
         self.archive = archive
@@ -110,7 +116,7 @@ class Archiver:
             archive,
             settings.retain_seconds,
             clock,
-            on_write=self.writes.observe,
+            on_write=self._wrote,
             log=self.log,
         )
         self.clock = clock
@@ -120,7 +126,7 @@ class Archiver:
         self.departed = Departed(client, ARCHIVER)
         self.trimmer = Trimmer(client, self.keys)
         self.trim_seconds = TRIM_SECONDS
-        self.archive_problem: str | None = "the archive is not open yet"
+        self.reach = reach or ArchiveReach(time.monotonic)
         self.pass_seconds = PASS_SECONDS
         self.sweep_seconds = SWEEP_SECONDS
         self.stopping = asyncio.Event()
@@ -172,23 +178,26 @@ class Archiver:
 
     async def ready(self) -> tuple[bool, str]:
         """Ready when following the feed with Redis and the archive both answering (the last
-        known state: no call of its own)."""
+        known state: no call of its own). Redis's reason comes first: a pass held up by Redis
+        leaves the archive unasked too."""
         if self.stopping.is_set():
             return False, "draining"
+        trouble = self.reach.trouble()
         if not self.running:
-            return False, self.archive_problem or "not following the feed"
-        if self.archive_problem is not None:
-            return False, self.archive_problem
-        return self.readiness.answer("archiving")
+            return False, trouble or "not following the feed"
+        ready, why = self.readiness.answer("archiving")
+        if ready and trouble is not None:
+            return False, trouble
+        return ready, why
 
     async def _open(self) -> bool:
         while not self.stopping.is_set():
             try:
                 await self.archive.open()
-                self.archive_problem = None
+                self.reach.reached()
                 return True
             except ArchiveError as err:
-                self.archive_problem = f"archive: {err}"
+                self.reach.failed(f"archive: {err}")
                 self.log.warning("opening the archive failed; retrying", error=str(err))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), OPEN_RETRY_SECONDS)
@@ -225,6 +234,8 @@ class Archiver:
                 break
         while not self.stopping.is_set():
             gone = await self.mover.forget_expired(BATCH)
+            if gone:
+                self.reach.reached()  # each forgotten game's row was read back
             self.forgotten.inc(gone)
             total["forgotten"] = total.get("forgotten", 0) + gone
             if gone < BATCH:
@@ -233,20 +244,26 @@ class Archiver:
             self.waiting.labels(name).set(size)
         return total
 
+    def _wrote(self, seconds: float) -> None:
+        """An archive write's duration: counted, and the archive noted as answering."""
+        self.writes.observe(seconds)
+        self.reach.reached()
+
     async def _work_loop(self) -> None:
         while not self.stopping.is_set():
             try:
                 await self.one_pass()
-                self.archive_problem = None
             except asyncio.CancelledError:
                 raise
             except ArchiveError as err:
                 self.failures.inc()
-                self.archive_problem = f"archive: {err}"
+                self.reach.failed(f"archive: {err}")
                 self.log.warning("an archive pass failed", error=str(err))
             except Exception as err:
                 self.failures.inc()
                 self.log.warning("an archive pass failed", error=str(err))
+            if self.reach.check_due():
+                await self.reach.check_archive(self.archive)
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), self.pass_seconds)

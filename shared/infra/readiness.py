@@ -26,10 +26,19 @@ class Readiness:
     """The last known state of one service's round trips to Redis."""
 
     def __init__(
-        self, stale_after: float = STALE_SECONDS, clock: Callable[[], float] = time.monotonic
+        self,
+        stale_after: float = STALE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        what: str = "Redis",
+        tag: str = "redis",
     ) -> None:
+        """``what``: what the round trips reach, as the reasons name it; ``tag``: the word a
+        failure's reason starts with."""
         self.stale_after = stale_after
         self.clock = clock
+        self.what = what
+        self.tag = tag
         self.reached_at: float | None = None
         self.problem: str | None = None
 
@@ -47,22 +56,26 @@ class Readiness:
         if self.problem is not None:
             return False, self.problem
         if self.reached_at is None:
-            return False, "no answer from Redis yet"
+            return False, f"no answer from {self.what} yet"
         age = self.clock() - self.reached_at
         if age > self.stale_after:
-            return False, f"no answer from Redis for {age:.1f} s"
+            return False, f"no answer from {self.what} for {age:.1f} s"
         return True, doing
 
-    async def check(self, probe: Callable[[], Awaitable[object]]) -> None:
-        """One round trip (``probe``, within ``stale_after``), its outcome noted."""
+    async def check(
+        self, probe: Callable[[], Awaitable[object]], within: float | None = None
+    ) -> None:
+        """One round trip (``probe``, within ``within`` seconds, by default ``stale_after``),
+        its outcome noted."""
+        limit = self.stale_after if within is None else within
         try:
-            await asyncio.wait_for(probe(), self.stale_after)
+            await asyncio.wait_for(probe(), limit)
         except asyncio.CancelledError:
             raise
         except TimeoutError:
-            self.failed(f"redis: no answer within {self.stale_after} s")
+            self.failed(f"{self.tag}: no answer within {limit:g} s")
         except Exception as err:
-            self.failed(f"redis: {err}")
+            self.failed(f"{self.tag}: {err}")
         else:
             self.reached()
 
