@@ -12,12 +12,13 @@
   restart, the referee answers them with their first outcome. Then the table's
   ``TableStarted``; once its game ended (``MatchEnded``, or ``GameCancelled`` by its own
   timers), its ``TableFinished`` read from the game's log, wherever it is (Redis, or the
-  archive once archived); once the round is over, the next pairing or the finish. The
-  service's own commands carry ids of the step (``service:pair:<round>``, ...), so doing a
-  step twice appends it once.
+  archive once archived; only its seatings and its end are decoded); once the round is over,
+  the next pairing or the finish. The service's own commands carry ids of the step
+  (``service:pair:<round>``, ...), so doing a step twice appends it once.
 - Finding the work: it follows the feed in a group of its own (``tournaments``) for the ends
-  of games that are tables' games (``Keys.tournament_tables``), and sweeps every running
-  tournament at start and every ``sweep_seconds`` for any step not yet done.
+  of games that are tables' games (``Keys.tournament_tables``, which a tournament's games
+  leave just before its finish is appended), and sweeps every running tournament at start and
+  every ``sweep_seconds`` for any step not yet done.
 - Several processes may run: the appends' expected versions and the command ids keep their
   work from being done twice. Each heartbeats among the ``tournaments:members``; the first
   live one by name forgets the departed ones' consumers in its groups (every start is a new
@@ -37,8 +38,9 @@ import structlog
 from prometheus_client import Counter
 
 from shared.archive.base import Archive
-from shared.core.events import GameCancelled, MatchEnded
+from shared.core.events import GameCancelled, MatchEnded, PlayerSeated, SeatLeft
 from shared.core.events import event_from as game_event
+from shared.infra import codec
 from shared.infra.bus import Bus, Requester
 from shared.infra.client import RedisClient
 from shared.infra.consumer import ConsumerMetrics, DeadLetter, Delivery, Reading, StreamConsumer
@@ -49,7 +51,7 @@ from shared.infra.observability import service_registry
 from shared.infra.protocol import Answer, CommandEntry, MalformedEntry, News
 from shared.infra.readiness import PING_SECONDS, Readiness
 from shared.infra.settings import Settings
-from shared.infra.store.base import VersionConflict
+from shared.infra.store.base import VersionConflict, genesis_head
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.stored import StoredEvent
 from shared.infra.tournaments import (
@@ -79,6 +81,8 @@ from shared.tournament.tables import seated_players, table_result
 OPEN_STATUSES = ("created", "registering", "running")  # a tournament not over
 GROUP = "tournaments"  # the consumer group, on the command stream and on the feed
 ENDS = frozenset({MatchEnded.TYPE, GameCancelled.TYPE})
+# A table's game's events its result reads: who sat where (``seated_players``) and its end.
+TABLE_TYPES = ENDS | {PlayerSeated.TYPE, SeatLeft.TYPE}
 REFEREE_TIMEOUT = 10.0
 ATTEMPTS = 8  # appends tried against a log others append to at once
 MAX_STEPS = 10_000  # steps one advance takes at most (a tournament's whole run is far fewer)
@@ -511,6 +515,8 @@ class TournamentService:
             )
         if not folded.version:  # listed first: a crash after the append leaves it to the sweep
             await self.index.place(tournament_id, "created", time.time())
+        if isinstance(command, FinishTournament):
+            await self._forget_tables(folded.state)
         try:
             result = await self.log.append(tournament_id, events, folded, command_id, actor, digest)
         except VersionConflict:
@@ -573,8 +579,6 @@ class TournamentService:
                 answer = await self.step(tournament_id, following)
                 if answer["status"] != "accepted":
                     return
-                if isinstance(following, FinishTournament):
-                    await self._forget_tables(state)
 
     async def _table_steps(self, state: Tournament, ended: frozenset[str] | None = None) -> bool:
         """The current round's table steps (of started tables, only ``ended``'s, if given);
@@ -607,9 +611,12 @@ class TournamentService:
         return moved
 
     async def _forget_tables(self, state: Tournament) -> None:
-        """A finished tournament's games leave the game -> table map: no end of theirs can
-        move it any more, and the map would grow by every table ever played. (A crash just
-        before leaves them there, harmless: their news finds a tournament with nothing due.)"""
+        """A tournament's games leave the game -> table map before its finish is appended
+        (whoever finishes it): every table is over by then, so no end of theirs can move it,
+        and the map would grow by every table ever played. Forgotten first, so that a crash
+        between the two leaves a tournament still running, whose finish is done again (the
+        sweep's step, or the director's command redelivered), forgetting them again first;
+        after it, nothing is left to do."""
         games = [table.game_id for played in state.played for table in played.tables]
         for start in range(0, len(games), 500):
             await self.client.hdel(self.keys.tournament_tables(), *games[start : start + 500])
@@ -652,44 +659,65 @@ class TournamentService:
                 f"{answer.get('message')}"
             )
 
-    async def game_log(self, game: str) -> list[StoredEvent]:
-        """A game's events: from Redis, else from the archive once archived."""
-        events = await self.games.read(game)
-        if events or self.archive is None:
-            return events
-        await self.archive.open()
-        record = await self.archive.fetch(game)
-        return [] if record is None else list(record.events)
-
     async def finished_table(self, table: Table) -> FinishTable | None:
         """The ``FinishTable`` of a started table whose game has ended, else None. Its head
-        is the log's last event when read (the game's end is in it).
+        is the log's head when read (the game's end is in it).
 
         A round's every game end and every sweep ask this of each of its started tables, so a
-        game still in play is read only past what an earlier ask read of it, and its whole log
-        once, when its end is in: each event is read about twice in all, not once per ask."""
+        game still in play is fetched only past what an earlier ask fetched of it, and its whole
+        log once more when its end is in: each record is fetched about twice in all, not once
+        per ask. Only the records of ``TABLE_TYPES`` are decoded (of those fetched in play,
+        only an end's), not the game's hundreds of turns."""
         game = table.game_id
         seen = self._in_play.get(game, 0)
-        fresh = await self.games.read(game, seen)
-        if seen and not fresh and (await self.games.version(game))[0] >= seen:
-            return None  # nothing new (a log that left Redis for the archive is read there)
-        if fresh and ENDS.isdisjoint(s.type for s in fresh):
-            self._in_play[game] = fresh[-1].version
-            return None
-        stored = await self.game_log(game)
+        head = await self.games.version(game)
+        if not head[0]:  # left Redis for the archive (or not there at all)
+            return self._finish(table, *await self._archived(game))
+        if head[0] <= seen:
+            return None  # nothing new
+        # Up to the head, not past it (``read_types`` would read on): what is appended
+        # meanwhile is fetched by the next ask alone, and the result is the head's.
+        records = await self.games.records(game, seen, head[0] - seen)
+        if seen:  # in play when last asked: the whole log only once its end is in
+            if not codec.decode_of_types(records, ENDS, self.games.upcasters):
+                self._in_play[game] = head[0]
+                return None
+            records = await self.games.records(game, 0, head[0])
+        return self._finish(
+            table, head, codec.decode_of_types(records, TABLE_TYPES, self.games.upcasters)
+        )
+
+    async def _archived(self, game: str) -> tuple[tuple[int, str], list[StoredEvent]]:
+        """An archived game's head and its events of ``TABLE_TYPES``; ``(0, GENESIS_HASH)``
+        and none when it is not archived (or there is no archive)."""
+        if self.archive is None:
+            return genesis_head(), []
+        await self.archive.open()
+        record = await self.archive.fetch(game)
+        if record is None or not record.events:
+            return genesis_head(), []
+        last = record.events[-1]
+        upcast = self.games.upcasters.upcast
+        return (last.version, last.hash), [
+            upcast(s) for s in record.events if s.type in TABLE_TYPES
+        ]
+
+    def _finish(
+        self, table: Table, head: tuple[int, str], stored: list[StoredEvent]
+    ) -> FinishTable | None:
+        """The table's ``FinishTable`` from its game's events of ``TABLE_TYPES`` up to
+        ``head``, or None while it has neither ended nor been cancelled."""
+        game = table.game_id
         events = [game_event(s.type, s.data) for s in stored]
         ended = next((e for e in events if isinstance(e, MatchEnded)), None)
         cancelled = any(isinstance(e, GameCancelled) for e in events)
         if ended is None and not cancelled:
-            if stored:
-                self._in_play[game] = stored[-1].version
+            if head[0]:
+                self._in_play[game] = head[0]
             return None
         self._in_play.pop(game, None)
-        last = stored[-1]
         results = () if ended is None else table_result(seated_players(events), ended)
-        return FinishTable(
-            table.round, table.table, table.game_id, results, (last.version, last.hash)
-        )
+        return FinishTable(table.round, table.table, game, results, head)
 
 
 def _answer(

@@ -133,24 +133,24 @@ async def check_played_once(run: Run, rounds: int) -> None:
 
 
 def count_reads(service: TournamentService, slow: float = 0.0) -> Counter[str]:
-    """The events of each game the service reads from now on (each read ``slow`` seconds
+    """The records of each game the service fetches from now on (each fetch ``slow`` seconds
     late, which widens the windows in which two advances could overlap)."""
     read: Counter[str] = Counter()
-    reading = service.games.read
+    fetching = service.games.records
 
-    async def counted(game_id: str, after: int = 0, limit: int | None = None) -> list[Any]:
-        events = await reading(game_id, after, limit)
+    async def counted(game_id: str, after: int = 0, limit: int | None = None) -> list[bytes]:
+        records = await fetching(game_id, after, limit)
         await asyncio.sleep(slow)
-        read[game_id] += len(events)
-        return events
+        read[game_id] += len(records)
+        return records
 
-    service.games.read = counted  # type: ignore[method-assign]
+    service.games.records = counted  # type: ignore[method-assign]
     return read
 
 
 async def check_read_about_twice(run: Run, read: Counter[str]) -> None:
-    """Every game end and sweep asks after each started table: a game in play is read on from
-    where the last ask stopped, its whole log once its end is in."""
+    """Every game end and sweep asks after each started table: a game in play is fetched on
+    from where the last ask stopped, its whole log once its end is in."""
     for event in await tournament_log(run):
         if event.type == "TableFinished":
             game = event.data["game_id"]

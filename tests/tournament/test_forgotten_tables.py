@@ -1,0 +1,166 @@
+"""A finished tournament's games leave the game -> table map, whoever finishes it and wherever a
+crash falls: on either side of the finish's append, the service started again leaves none of
+them there. On fakeredis, or the real Redis at REDIS_URL (a key prefix of the test's own); the
+tables' results are recorded as the service's steps would, with no referee."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from services.tournament.service import TournamentService
+from shared.infra.settings import Settings
+from shared.infra.store.base import AppendResult
+from shared.infra.tournaments import Folded
+from shared.tournament.commands import SERVICE, PairRound
+from shared.tournament.events import Event, TournamentFinished
+from tests.services.conftest import delete_prefixed, redis_client
+from tests.tournament.desk import DIRECTOR, TOURNAMENT, player
+
+
+@dataclass
+class Place:
+    """The test's Redis and a key prefix of its own."""
+
+    client: Any
+    settings: Settings
+
+    def service(self, consumer: str) -> TournamentService:
+        """A tournament service process there (its loops not run)."""
+        return TournamentService(self.client, replace(self.settings, consumer=consumer))
+
+
+@pytest.fixture
+async def place() -> AsyncIterator[Place]:
+    client = redis_client()
+    settings = Settings(prefix=f"t{uuid.uuid4().hex[:10]}:", partitions=2)
+    try:
+        yield Place(client, settings)
+    finally:
+        await delete_prefixed(client, settings.prefix)
+        await client.aclose()
+
+
+async def send(
+    service: TournamentService,
+    kind: str,
+    payload: dict[str, Any] | None = None,
+    actor: str = DIRECTOR,
+    cid: str = "",
+) -> None:
+    answer = await service.apply(TOURNAMENT, kind, cid or f"{actor}:{kind}", payload or {}, actor)
+    assert answer["status"] == "accepted", answer
+
+
+async def play_round(service: TournamentService, number: int) -> None:
+    """Pair round ``number`` and start and finish its tables as the service's steps do (each
+    game put in the map as ``start_table`` puts it)."""
+    await service.step(TOURNAMENT, PairRound(number))
+    state = (await service.log.load(TOURNAMENT)).state
+    for table in state.played[-1].tables:
+        where = f"{TOURNAMENT}|{table.round}|{table.table}"
+        await service.client.hset(service.keys.tournament_tables(), table.game_id, where)
+        at = {"round": table.round, "table": table.table, "game_id": table.game_id}
+        await send(service, "table_started", at, SERVICE, f"started:{number}:{table.table}")
+        results = [
+            {"player": who, "seat": seat, "winner": not seat, "total": seat, "outs": 1, "wins": 0}
+            for seat, who in enumerate(table.seats)
+        ]
+        finished = {**at, "results": results, "head": [42, "f" * 64]}
+        await send(service, "table_finished", finished, SERVICE, f"finished:{number}:{table.table}")
+
+
+async def running(service: TournamentService, rounds: int) -> None:
+    """A Swiss of four entrants at tables of two, running."""
+    create = {
+        "tournament_id": TOURNAMENT,
+        "name": "Club night",
+        "rules": "robbers",
+        "options": {"match_rounds": 1},
+        "format": "swiss",
+        "rounds": rounds,
+        "table_seats": 2,
+        "fill": "byes",
+    }
+    await send(service, "create", create)
+    await send(service, "open")
+    for i in range(4):
+        entrant = {"player": player(i), "name": f"P{i}", "rating": 0.0}
+        await send(service, "register", entrant, player(i))
+    await send(service, "close")
+
+
+OTHER = ("g0000000000000000", "t000000000000000b|1|1")  # a table of another tournament
+
+
+async def mapped(service: TournamentService) -> int:
+    """How many games of the tournament the game -> table map holds (another's stays)."""
+    held = await service.client.hgetall(service.keys.tournament_tables())
+    assert held.get(OTHER[0].encode()) == OTHER[1].encode()
+    return len(held) - 1
+
+
+def crash_at_the_finish(service: TournamentService, recorded: bool) -> None:
+    """The process dies at the append of ``TournamentFinished``: before it reaches Redis, or
+    just after (``recorded``: the finish is in the log, nothing after it was done)."""
+    append = service.log.append
+
+    async def crashing(
+        tournament_id: str,
+        events: list[Event],
+        after: Folded,
+        command_id: str,
+        actor: str,
+        digest: str,
+    ) -> AppendResult:
+        finish = any(isinstance(e, TournamentFinished) for e in events)
+        if finish and not recorded:
+            raise ConnectionError("the process died")
+        result = await append(tournament_id, events, after, command_id, actor, digest)
+        if finish:
+            raise ConnectionError("the process died")
+        return result
+
+    service.log.append = crashing  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["before-the-finish", "after-the-finish"])
+async def test_a_crash_at_the_finish_leaves_none_of_its_games_in_the_map(
+    place: Place, recorded: bool
+) -> None:
+    first = place.service("tournaments-1")
+    await first.client.hset(first.keys.tournament_tables(), *OTHER)
+    await running(first, rounds=1)
+    await play_round(first, 1)
+    assert await mapped(first) == 2
+    crash_at_the_finish(first, recorded)
+    with pytest.raises(ConnectionError):
+        await first.advance(TOURNAMENT)
+    finished = (await first.log.load(TOURNAMENT)).state.status == "finished"
+    assert finished == recorded
+    await first.referees.close()
+
+    # Started again: its first sweep finishes what the crash left undone.
+    second = place.service("tournaments-2")
+    await second.sweep()
+    assert (await second.log.load(TOURNAMENT)).state.status == "finished"
+    assert await second.index.listed(TOURNAMENT, "finished")
+    assert await mapped(second) == 0
+    await second.referees.close()
+
+
+async def test_a_director_s_early_finish_forgets_the_games_too(place: Place) -> None:
+    service = place.service("tournaments-1")
+    await service.client.hset(service.keys.tournament_tables(), *OTHER)
+    await running(service, rounds=3)
+    await play_round(service, 1)
+    await play_round(service, 2)
+    assert await mapped(service) == 4
+    await send(service, "finish")  # between rounds, the director's own
+    assert (await service.log.load(TOURNAMENT)).state.status == "finished"
+    assert await mapped(service) == 0
+    await service.referees.close()
