@@ -10,6 +10,16 @@ answer that ran past its budget is kept as such: asking again at the same versio
 spend the same budget again. A refusal of the pool (every worker busy, a worker lost) is not
 kept: 503 ``solver_busy`` with ``Retry-After``.
 
+Whose refusal it is decides whether it costs the client its hint or replay allowance. An answer
+to the question counts, refusals included: a turn the game has not reached, a game not
+finished, an answer that ran past its budget (``*_timeout``: a worker spent the whole budget on
+it, and asking again gets the same answer at once). ``solver_busy`` says nothing about the
+question, only that the service had no room for it then (every worker busy, a worker lost, the
+address's share of the pool taken by its other questions): nothing was worked out, and waiting
+``Retry-After`` is all the client can do, so it gives back the pass its route's limit took. The
+per-address limit every route shares still counts it: the gateway did handle the request, and
+that limit still bounds a client that loops on its 503s.
+
 One client cannot take the whole pool: a client address may have at most
 ``RUMMY_SOLVER_PER_ADDRESS`` answers being worked out at once (asking a question someone is
 already having worked out does not count), and the workers run at a lower CPU priority than the
@@ -30,6 +40,7 @@ from prometheus_client import CollectorRegistry, Counter
 from services.gateway import jobs
 from services.gateway.errors import ApiError
 from services.gateway.jobs import Answer
+from services.gateway.ratelimit import Pass
 from shared.infra.settings import Settings
 from shared.infra.workpool import JobTimeout, PoolBusy, PoolError, WorkPool
 
@@ -84,12 +95,29 @@ class Answers:
         job: Callable[[], Awaitable[Job]],
         budget: float,
         owner: str,
+        taken: Pass | None = None,
     ) -> Answer:
         """The answer to ``key``, a question of ``kind`` (``hint``, ``replay``, ``export``):
         kept, being worked out, or worked out now for ``owner`` (the client address):
         ``await job()`` gives the function and its arguments (called only then: a kept answer
         needs no log read), run in the pool within ``budget`` seconds. ``key=None``: never
-        kept (an export's time stamp changes)."""
+        kept (an export's time stamp changes). ``taken``: the pass the request took from its
+        route's limit, given back if the answer is ``solver_busy``."""
+        try:
+            return await self._answer(kind, key, job, budget, owner)
+        except SolverBusy:
+            if taken is not None:
+                await taken.give_back()
+            raise
+
+    async def _answer(
+        self,
+        kind: str,
+        key: Hashable | None,
+        job: Callable[[], Awaitable[Job]],
+        budget: float,
+        owner: str,
+    ) -> Answer:
         name = (kind, key)
         if key is not None:
             kept = self.kept.get(name)
@@ -152,8 +180,12 @@ def respond(answer: Answer, **response: Any) -> web.Response:
     return web.Response(text=answer.text, status=answer.status, **response)
 
 
-def _busy(message: str, budget: float) -> ApiError:
-    err = ApiError(503, "solver_busy", message)
+class SolverBusy(ApiError):
+    """503 ``solver_busy``: the service had no room to work the answer out (see above)."""
+
+
+def _busy(message: str, budget: float) -> SolverBusy:
+    err = SolverBusy(503, "solver_busy", message)
     err.headers["Retry-After"] = str(max(1, math.ceil(budget)))
     return err
 

@@ -24,10 +24,23 @@ wrong: the copy holds only what Redis said (the passes this gateway counted, the
 refused with), and the shared bucket only fills faster than that (other gateways' passes), so
 when the copy says "wait", Redis would too. It spares Redis and the gateway a round trip for
 each of a flood's refused requests, which are nearly all of them.
+
+A request that passed but that the service could not serve (its pool had no room: see
+``answers``) gives its pass back (:meth:`Pass.give_back`): the shared bucket is full again one
+interval sooner, as if the request had never counted, but never sooner than now, so a pass
+given back late makes no room past the burst. Until it comes back a pass counts for every
+gateway, so together they never let through more than the limit. This gateway's copy is
+emptied the same way; another gateway's copy may hold a wait Redis gave it while the pass was
+out, and so refuse that client a little longer than Redis would, never past the Retry-After it
+gave.
+
+Retry-After counts from when the client reads it: a refusal is held before it is sent
+(``tarpit``), so its figure is worked out again as it goes out (:class:`RateLimited`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 import uuid
@@ -37,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
 
 from services.gateway.auth import token_hash
 from services.gateway.client_address import counted_address, trusted_networks
@@ -64,6 +78,29 @@ if wait > 0 then
   return math.ceil(wait)
 end
 full_at = full_at + interval
+local ttl = math.max(1, math.ceil((full_at - now) / 1000))
+redis.call('SET', KEYS[1], string.format('%.0f', full_at), 'PX', ttl)
+return 0
+"""
+
+# KEYS[1]: the bucket. ARGV[1]: µs a pass took; ARGV[2]: now in µs, or -1 for Redis's clock.
+# Gives the pass back: the bucket is full again that much sooner (gone if that is now or before).
+GIVE_BACK = """
+local interval = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+if now < 0 then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+local stored = redis.call('GET', KEYS[1])
+if not stored then
+  return 0
+end
+local full_at = tonumber(stored) - interval
+if full_at <= now then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
 local ttl = math.max(1, math.ceil((full_at - now) / 1000))
 redis.call('SET', KEYS[1], string.format('%.0f', full_at), 'PX', ttl)
 return 0
@@ -106,6 +143,17 @@ class MemoryBuckets:
         now = self.clock()
         self._remember(key, max(self._full_at.get(key, now), now) + interval)
 
+    def given_back(self, key: str, interval: float) -> None:
+        """A pass came back: the bucket is one interval emptier (and nothing is left to know
+        once it is full)."""
+        full_at = self._full_at.get(key)
+        if full_at is None:
+            return
+        if full_at - interval <= self.clock():
+            del self._full_at[key]
+        else:
+            self._full_at[key] = full_at - interval
+
     def refused(self, key: str, interval: float, burst: float, wait: float) -> None:
         """Redis refused with ``wait`` seconds: its bucket is full until at least then."""
         self._remember(
@@ -140,24 +188,61 @@ class Limit:
 
 
 class RateLimited(ApiError):
-    """A 429 with ``Retry-After`` (whole seconds, at least 1)."""
+    """A 429 with ``Retry-After``: the whole seconds (at least 1) until the request may pass,
+    counted from when the refusal is sent. A refusal is held before it goes out (``tarpit``)
+    and a client counts Retry-After from when it reads it: worked out when the request was
+    refused, the figure would be stale by the hold, and the client would wait that much longer
+    than it must. So it is worked out again as the answer is sent (:meth:`prepare`)."""
 
-    def __init__(self, limit: Limit, seconds: int) -> None:
-        message = f"too many {limit.what}; retry in {seconds} s"
-        super().__init__(429, "rate_limited", message)
-        self.headers["Retry-After"] = str(seconds)
-        self.retry_after = seconds
-        self.error = error_body("rate_limited", message)
+    def __init__(self, limit: Limit, seconds: float, clock: Clock) -> None:
+        self.limit = limit
+        self.clock = clock
+        self.due = clock() + seconds  # when the request may pass, on ``clock``
+        super().__init__(429, "rate_limited", "")
+        self._figure()
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds from now until the request may pass (at least 1)."""
+        return max(1, math.ceil(round(self.due - self.clock(), 6)))
 
     def frame(self, frame_id: Any) -> dict[str, Any]:
-        """The WebSocket answer frame of a refused frame."""
+        """The WebSocket answer frame of a refused frame (sent at once, held after)."""
+        seconds = self.retry_after
         return {
             "type": "answer",
             "id": frame_id,
             "status": 429,
-            "body": self.error,
-            "retry_after": self.retry_after,
+            "body": self._error(seconds),
+            "retry_after": seconds,
         }
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        """Sent as the refusal stands now, after any hold."""
+        self._figure()
+        return await super().prepare(request)
+
+    def _figure(self) -> None:
+        seconds = self.retry_after
+        self.headers["Retry-After"] = str(seconds)
+        self.text = json.dumps(self._error(seconds))
+
+    def _error(self, seconds: int) -> dict[str, Any]:
+        return error_body("rate_limited", f"too many {self.limit.what}; retry in {seconds} s")
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What a request that passed a limit took from its bucket in Redis, to give back if the
+    service cannot serve the request after all (once at most)."""
+
+    limits: Limits
+    key: str
+    interval: float  # seconds
+
+    async def give_back(self) -> None:
+        """The bucket is emptier by this pass, in Redis and in this gateway's copy."""
+        await self.limits.give_back(self)
 
 
 class Limits:
@@ -166,10 +251,12 @@ class Limits:
     def __init__(self, client: Any, settings: Settings, clock: Clock | None = None) -> None:
         self.keys = Keys(settings.prefix)
         self.clock = clock
-        self.copies = MemoryBuckets(clock or time.monotonic)  # of the buckets in Redis
-        self.reads = MemoryBuckets(clock or time.monotonic)  # the read buckets: ours alone
+        self.local = clock or time.monotonic  # this process's time: copies, refusals' figures
+        self.copies = MemoryBuckets(self.local)  # of the buckets in Redis
+        self.reads = MemoryBuckets(self.local)  # the read buckets: ours alone
         self.trusted = trusted_networks(settings.trusted_proxies)
         self._script = client.register_script(SCRIPT)
+        self._give_back = client.register_script(GIVE_BACK)
         s = settings
         self.address = Limit.per_second(
             "address", "requests from this address", s.limit_address_per_second
@@ -203,21 +290,37 @@ class Limits:
     async def wait(self, limit: Limit, subject: str, cost: float = 1.0) -> int:
         """0 if ``subject`` may pass ``limit`` now (and this request counts as ``cost``
         requests, at most a burst's worth), else the whole seconds (at least 1) until it may."""
+        seconds, _ = await self._ask(limit, subject, cost)
+        return max(1, math.ceil(seconds)) if seconds > 0 else 0
+
+    async def _ask(self, limit: Limit, subject: str, cost: float) -> tuple[float, Pass | None]:
+        """(0, what this request took; None if the limit is off) if ``subject`` may pass
+        ``limit`` now, else (the seconds until it may, None)."""
         if limit.rate <= 0:
-            return 0
+            return 0.0, None
         burst = limit.burst / limit.rate
         interval = min(max(cost, 1.0), limit.burst) / limit.rate  # what this request takes
         key = self.keys.limit(limit.name, subject)
         known = self.copies.wait(key, interval, burst)
         if known > 0:
-            return max(1, math.ceil(known))
-        now = -1 if self.clock is None else round(self.clock() * 1e6)
-        waited = int(await self._script(keys=[key], args=[interval * 1e6, burst * 1e6, now]))
+            return known, None
+        waited = int(
+            await self._script(keys=[key], args=[interval * 1e6, burst * 1e6, self._now()])
+        )
         if waited <= 0:
             self.copies.passed(key, interval)
-            return 0
+            return 0.0, Pass(self, key, interval)
         self.copies.refused(key, interval, burst, waited / 1e6)
-        return max(1, math.ceil(waited / 1e6))
+        return waited / 1e6, None
+
+    async def give_back(self, taken: Pass) -> None:
+        """Give back a pass a request took (see :class:`Pass`)."""
+        self.copies.given_back(taken.key, taken.interval)
+        await self._give_back(keys=[taken.key], args=[taken.interval * 1e6, self._now()])
+
+    def _now(self) -> int:
+        """Now in µs for the scripts: the injected clock's, or -1 for Redis's own."""
+        return -1 if self.clock is None else round(self.clock() * 1e6)
 
     def read(self, request: web.BaseRequest) -> None:
         """The per-address read limit (views, lobby pages): pass, or raise ``RateLimited``.
@@ -230,7 +333,7 @@ class Limits:
         address = self.address_of(request)
         wait = self.reads.wait(address, interval, limit.burst * interval)
         if wait > 0:
-            raise RateLimited(limit, max(1, math.ceil(wait)))
+            raise RateLimited(limit, wait, self.local)
         self.reads.passed(address, interval)
 
     async def refusal(
@@ -240,16 +343,22 @@ class Limits:
         this request) that does not pass, in order (those before it count this request), or
         None if all pass."""
         for limit, subject, *cost in checks:
-            seconds = await self.wait(limit, subject, *cost)
-            if seconds:
-                return RateLimited(limit, seconds)
+            seconds, _ = await self._ask(limit, subject, cost[0] if cost else 1.0)
+            if seconds > 0:
+                return RateLimited(limit, seconds, self.local)
         return None
+
+    async def take(self, limit: Limit, subject: str) -> Pass | None:
+        """Pass, returning what this request took (None: the limit is off), or raise
+        ``RateLimited``."""
+        seconds, taken = await self._ask(limit, subject, 1.0)
+        if seconds > 0:
+            raise RateLimited(limit, seconds, self.local)
+        return taken
 
     async def check(self, limit: Limit, subject: str) -> None:
         """Pass, or raise ``RateLimited``."""
-        refused = await self.refusal((limit, subject))
-        if refused is not None:
-            raise refused
+        await self.take(limit, subject)
 
     def address_of(self, request: web.BaseRequest) -> str:
         """The client address the request counts under (worked out once per request)."""
@@ -268,9 +377,10 @@ class Limits:
         """The per-token command limit (commands, and the host's start)."""
         await self.check(self.command, token_hash(token)[:32])
 
-    async def seat_hint(self, game_id: str, seat: int) -> None:
-        """The per-seat hint limit."""
-        await self.check(self.hint, f"{game_id}:{seat}")
+    async def seat_hint(self, game_id: str, seat: int) -> Pass | None:
+        """The per-seat hint limit; returns what the hint took (to give back if it cannot be
+        worked out)."""
+        return await self.take(self.hint, f"{game_id}:{seat}")
 
 
 @dataclass

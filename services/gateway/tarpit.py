@@ -5,9 +5,10 @@ Why: a refusal is cheap but not free (parsing the request, the check, the answer
 that loops on its refusals as fast as it can would spend the gateway's time on nothing but them;
 every other client waits behind them in the same event loop. Held, a looping client sends one
 request per hold per connection instead of thousands a second, and a well-behaved client, which
-waits ``Retry-After`` anyway, loses nothing. A hold is an idle timer, not work, and each client
-address has at most ``RUMMY_REFUSALS_HELD`` refusals held at once; past that it is answered at
-once, so holds cannot pile up without bound either.
+waits ``Retry-After`` anyway, loses nothing: the figure it reads counts from when the refusal
+is sent, the hold already spent (``ratelimit.RateLimited``). A hold is an idle timer, not work,
+and each client address has at most ``RUMMY_REFUSALS_HELD`` refusals held at once; past that it
+is answered at once, so holds cannot pile up without bound either.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@
 - a replay flood (many concurrent ``GET .../replay?turn=N`` of a game with a long log, no
   token): past its per-address replay limit the flooder gets ``429 rate_limited`` with
   ``Retry-After`` (and ``503 solver_busy`` past its one answer being worked out at once), in the
-  published error shape, and no more replays pass than the limit allows; meanwhile another
-  game's player, on the same gateway, has every command accepted at once;
+  published error shape, and no more replays are answered than the limit allows (a busy
+  refusal gives its pass back); meanwhile another game's player, on the same gateway, has every
+  command accepted at once;
 - illegal-layout spam by the seat on turn: ``max_rejections`` (Decision 14) ends the turn with a
   ``TurnForfeited`` after ``max_rejections + 1`` refusals, the turn passes on and the spammer's
   further plays are ``409 not_your_turn`` (recording nothing); a burst past the per-token rate
@@ -182,10 +183,10 @@ async def test_a_replay_flood_is_refused_and_another_game_plays_on(
             else:
                 doc = answer[2]
                 assert doc["head"]["version"] == flooded_view["version"], doc
-        # Every replay the limit passed counts (answered, or refused by the busy pool); no more
-        # passed than the limit allows in the time the flood lasted.
-        passed = statuses[200] + statuses[503]
-        assert 1 <= passed <= let_through(REPLAYS, elapsed), (statuses, elapsed)
+        # Every replay answered counts; one the busy pool refused gives its pass back (it was
+        # not the flooder's question that was refused). No more were answered than the limit
+        # allows in the time the flood lasted.
+        assert 1 <= statuses[200] <= let_through(REPLAYS, elapsed), (statuses, elapsed)
 
         # Meanwhile the other game's player noticed nothing.
         now = (await player.view(other))["version"]

@@ -572,6 +572,38 @@ async def test_a_refusal_is_held_before_it_is_answered_and_holds_are_bounded(
     assert gw.tarpit.held == {}
 
 
+class ClockSleep:
+    """The tarpit's sleep in a test: each hold moves the limits' clock on by its length."""
+
+    def __init__(self, clock: LimitClock) -> None:
+        self.clock = clock
+        self.seconds: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+        self.clock.advance(seconds)
+
+
+async def test_retry_after_counts_from_when_the_refusal_is_sent_after_its_hold(
+    make_stack: MakeStack,
+) -> None:
+    stack, clock = await limited(make_stack, limit_create_per_minute=6, refusal_delay=1)
+    gw = stack.server.app[GATEWAY]
+    sleep = gw.tarpit.sleep = ClockSleep(clock)
+    api = stack.api
+
+    async def create() -> Reply:
+        return await api.call("POST", "/api/games", {"rules": "robbers", "seats": 2})
+
+    assert [(await create()).status for _ in range(6)] == [201] * 6
+    refused = await create()  # due again in 10 s, answered after a hold of one
+    assert refused.status == 429 and sleep.seconds == [1], (refused, sleep.seconds)
+    assert refused.headers["Retry-After"] == "9", refused.headers
+    assert refused.body["error"]["message"].endswith("retry in 9 s"), refused.body
+    clock.advance(9)  # a client that waits exactly that long is let through
+    assert (await create()).status == 201
+
+
 async def test_a_refused_socket_frame_holds_that_sockets_reading(make_stack: MakeStack) -> None:
     stack, _ = await limited(make_stack, limit_sync_per_minute=1, refusal_delay=3)
     gw = stack.server.app[GATEWAY]

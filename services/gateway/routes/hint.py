@@ -14,7 +14,7 @@ The solver runs in the gateway's worker processes (``answers.Answers``), never o
 within ``RUMMY_HINT_SECONDS``: past it the worker is stopped and the answer is 503
 ``hint_timeout`` (kept for that seat and version: asking again before the game moves on gets the
 same answer at once). Every worker busy and the queue full: 503 ``solver_busy`` with
-``Retry-After``.
+``Retry-After``, which gives back the pass the seat's hint limit took.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ async def hint(request: web.Request) -> web.Response:
     if role is None or not role.isdigit():
         raise ApiError(403, "forbidden", "hints are for seats: send a seat token")
     seat = int(role)
-    await gw.limits.seat_hint(game_id, seat)
+    taken = await gw.limits.seat_hint(game_id, seat)
     state = loaded.state
     if not state.rules.hints:
         raise ApiError(409, "hints_off", "hints are switched off for this game")
@@ -61,4 +61,5 @@ async def hint(request: web.Request) -> web.Response:
         args = (view.rules, view.table, view.hand, view.opened, goal, flag == "true", about)
         return jobs.hint, args
 
-    return respond(await gw.answers.answer("hint", key, job, gw.settings.hint_seconds, address))
+    budget = gw.settings.hint_seconds
+    return respond(await gw.answers.answer("hint", key, job, budget, address, taken))

@@ -32,7 +32,8 @@ HEADERS = {
 async def turn_picture(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    address = await gw.limits.at_address(request, gw.limits.replay)
+    address = await gw.limits.at_address(request)
+    taken = await gw.limits.take(gw.limits.replay, address)
     turn = whole_number(request.match_info["turn"], "turn", minimum=1)
     loaded = await gw.load(game_id)
     viewer: Any = None  # everything: a finished game, or the operator
@@ -45,5 +46,6 @@ async def turn_picture(request: web.Request) -> web.Response:
         return jobs.picture, (records, turn, viewer)
 
     key = ("picture", game_id, loaded.version, turn, viewer)
-    answer = await gw.answers.answer("replay", key, job, gw.settings.replay_seconds, address)
+    budget = gw.settings.replay_seconds
+    answer = await gw.answers.answer("replay", key, job, budget, address, taken)
     return respond(answer, content_type=MEDIA_TYPE, charset="utf-8", headers=dict(HEADERS))

@@ -14,8 +14,9 @@ the server has one (``RUMMY_OPERATOR_TOKEN``). While a game is live anyone else 
 Both are worked out in the gateway's worker processes (``answers.Answers``) from the log's raw
 records, never on the event loop, within ``RUMMY_REPLAY_SECONDS`` (past it: 503
 ``replay_timeout`` / ``export_timeout``; every worker busy: 503 ``solver_busy`` with
-``Retry-After``). A replay is kept by game, version, turn or version asked and viewer, so the same
-replay asked again costs nothing; an export is not (its header says when it was exported).
+``Retry-After``, which gives back the pass the replay limit took). A replay is kept by game,
+version, turn or version asked and viewer, so the same replay asked again costs nothing; an
+export is not (its header says when it was exported).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ async def _records(gw: Gateway, game_id: str, version: int) -> list[bytes]:
 async def replay_turn(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    address = await gw.limits.at_address(request, gw.limits.replay)
+    address = await gw.limits.at_address(request)
+    taken = await gw.limits.take(gw.limits.replay, address)
     turn, version = _number(request, "turn"), _number(request, "version")
     if (turn is None) == (version is None):
         raise ApiError(422, "bad_request", "give either ?turn=N or ?version=V")
@@ -74,13 +76,15 @@ async def replay_turn(request: web.Request) -> web.Response:
         return jobs.replay, (records, turn, version, viewer, head)
 
     key = (game_id, loaded.version, turn, version, viewer)
-    return respond(await gw.answers.answer("replay", key, job, gw.settings.replay_seconds, address))
+    budget = gw.settings.replay_seconds
+    return respond(await gw.answers.answer("replay", key, job, budget, address, taken))
 
 
 async def export_game(request: web.Request) -> web.Response:
     gw = request.app[GATEWAY]
     game_id = request.match_info["game_id"]
-    address = await gw.limits.at_address(request, gw.limits.replay)
+    address = await gw.limits.at_address(request)
+    taken = await gw.limits.take(gw.limits.replay, address)
     loaded = await gw.load(game_id)
     operator = is_operator(request, gw.settings.operator_token)
     if loaded.state.status != "finished" and not operator:
@@ -94,7 +98,8 @@ async def export_game(request: web.Request) -> web.Response:
     async def job() -> Job:
         return jobs.export, (await _records(gw, game_id, loaded.version),)
 
-    answer = await gw.answers.answer("export", None, job, gw.settings.replay_seconds, address)
+    budget = gw.settings.replay_seconds
+    answer = await gw.answers.answer("export", None, job, budget, address, taken)
     return respond(
         answer,
         content_type=MEDIA_TYPE,
