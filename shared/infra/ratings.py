@@ -15,17 +15,35 @@ shares second. It is the one order every rule set decides (below the winners the
 no ties), and it is what a player sees at the end.
 
 Ratings depend on the order games are counted in, so they are a fold of every result in the
-order the games ended (then by game id), recomputed whole when a result arrives: the live read
-model and a rebuild from the logs and the archive then come out the same, float for float,
-whatever order the results arrived in. A club's thousands of games fold in tens of
-milliseconds; a site with hundreds of thousands would need a checkpoint to fold on from.
+order the games ended (then by game id): the live read model and a rebuild from the logs and
+the archive then come out the same, float for float, whatever order the results arrived in.
+Folding every result again on each game's end would cost a site's whole past per game, so the
+read model keeps, per rule set, the fold's state and where it stands:
+
+- a result that ends after every one folded (the usual case) folds on from its entrants'
+  figures: a game's worth of work, whatever the number of games;
+- the newest ``CHECKPOINTS`` results each keep their entrants' figures from before them (a
+  checkpoint): a result that arrives late, ending among them, folds from the state at its place
+  (each entrant's figures before its first later game) and then those later results again;
+- a result older than every checkpoint (or the first of a rule set) folds the rule set's whole
+  past again, as a rebuild does.
+
+Every result with a rated seat stays (by game; one without changes nothing and is not kept): it
+counts a redelivery once and is what a whole fold reads. The rest is bounded by the rated
+entrants and the checkpoints: per rule set their figures, their history and recent
+games, and a board per pool sorted by rating, so a page reads that page and a player page that
+entrant. A fold is written only if no other was written since it read (a count of the folds
+written, per rule set, checked by the script that writes it): two scoring processes racing
+never write an older fold over a newer one; the one overtaken folds again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openskill.models import PlackettLuce
@@ -36,21 +54,60 @@ from shared.infra.stored import StoredEvent
 BOT = "bot:"
 HISTORY = 200  # points of a rating's history kept (the newest)
 RECENT = 20  # recent games kept per entrant and rule set
+CHECKPOINTS = 1000  # results per rule set (the newest) a late result can fold on from
+MAX_CONFLICTS = 20  # folds in a row overtaken by another process's before giving up
+GAMES_CEILING = 10**12 - 1  # above any entrant's number of games (a board member's sort key)
 
-# KEYS: results hash, table key. ARGV: game id, result JSON. Returns 1 if the result is new.
+# KEYS: results hash. ARGV: game id, result JSON. Returns 1 if the result is new.
 RECORD_SCRIPT = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 return 1
 """
 
-# KEYS: the table. ARGV: the number of results folded, the table JSON. A fold of fewer results
-# than the stored one (a slower process's, racing a newer one) is not written.
-TABLE_SCRIPT = """
-local stored = tonumber(redis.call('HGET', KEYS[1], 'results') or '-1')
-if stored > tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'results', ARGV[1], 'table', ARGV[2])
+# The keys of a rule set's fold, in FOLD_SCRIPT's order.
+RESULTS, FOLDS, RULES, WINDOW, CHECKPOINTED, FIGURES, PAGES, PLAYERS, BOTS = range(1, 10)
+
+# KEYS: as above. ARGV: the rule set, the folds written when this one read, the game id (''
+# for a fold of the results held), its result JSON, the checkpoints kept, '1' to write the rule
+# set afresh, then the changes: 'h' key field value (HSET), 'z' key score member (ZADD), 'r' key
+# member (ZREM), each key by its number. Returns 0 for a result already counted, -1 (nothing
+# written) when another fold was written since this one read, 1 once written.
+FOLD_SCRIPT = """
+if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then return 0 end
+if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') ~= tonumber(ARGV[2]) then
+  return -1
+end
+if ARGV[6] == '1' then
+  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
+local i = 7
+while i <= #ARGV do
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  if ARGV[i] == 'h' then
+    redis.call('HSET', key, ARGV[i + 2], ARGV[i + 3])
+    i = i + 4
+  elseif ARGV[i] == 'z' then
+    redis.call('ZADD', key, ARGV[i + 2], ARGV[i + 3])
+    i = i + 4
+  else
+    redis.call('ZREM', key, ARGV[i + 2])
+    i = i + 3
+  end
+end
+local kept = tonumber(ARGV[5])
+while redis.call('ZCARD', KEYS[4]) > kept do
+  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  redis.call('ZREM', KEYS[4], oldest)
+  redis.call('HDEL', KEYS[5], oldest)
+end
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 return 1
 """
+
+Position = tuple[float, str]
+"""Where a result folds: (when the game ended, its id)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +128,11 @@ class GameResult:
     rules: str
     finished: float  # the MatchEnded's time (unix seconds)
     entrants: tuple[Entrant, ...]
+
+    @property
+    def position(self) -> Position:
+        """Where it folds among the results."""
+        return (self.finished, self.game_id)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -137,6 +199,63 @@ class Standing:
         newcomer starts at 0 and climbs as the model grows sure."""
         return self.mu - 3 * self.sigma
 
+    def to_json(self) -> list[Any]:
+        return [self.mu, self.sigma, self.games, self.wins, self.rated]
+
+    @classmethod
+    def from_json(cls, doc: list[Any]) -> Standing:
+        mu, sigma, games, wins, rated = doc
+        return cls(float(mu), float(sigma), int(games), int(wins), int(rated))
+
+
+def _before(entry: list[Any], at: Position) -> bool:
+    """Whether a history point or recent game (game id and end first) is of a game folded
+    before ``at``."""
+    return (float(entry[1]), str(entry[0])) < at
+
+
+@dataclass
+class Page:
+    """One entrant's rating history (a point per rated game, oldest first) and recent games
+    (newest first) in one rule set: what its player page shows besides the figures."""
+
+    history: list[list[Any]] = field(default_factory=list)
+    recent: list[list[Any]] = field(default_factory=list)
+
+    def before(self, at: Position) -> Page:
+        """The page as it was before the games from ``at`` on were folded."""
+        return Page(
+            [p for p in self.history if _before(p, at)],
+            [g for g in self.recent if _before(g, at)],
+        )
+
+    def extended(self, points: list[list[Any]], games: list[list[Any]]) -> Page:
+        """The page with the points and games (oldest first) of later games, the newest kept.
+        Folding again from a place never adds fewer than it took away, so the points kept are
+        the ones a whole fold keeps."""
+        return Page((self.history + points)[-HISTORY:], (games[::-1] + self.recent)[:RECENT])
+
+    def to_json(self) -> list[Any]:
+        return [self.history, self.recent]
+
+    @classmethod
+    def from_json(cls, doc: list[Any]) -> Page:
+        return cls(list(doc[0]), list(doc[1]))
+
+
+def entry(standing: Standing, page: Page) -> dict[str, Any]:
+    """An entrant's figures, history and recent games, as the table and the pages show them."""
+    return {
+        "mu": standing.mu,
+        "sigma": standing.sigma,
+        "rating": standing.rating,
+        "games": standing.games,
+        "wins": standing.wins,
+        "rated_games": standing.rated,
+        "history": page.history,
+        "recent": page.recent,
+    }
+
 
 def _ranks(entrants: Sequence[Entrant]) -> list[float]:
     return [1.0 if e.won else 2.0 for e in entrants]
@@ -152,23 +271,37 @@ def update(
     return [(team[0].mu, team[0].sigma) for team in after]
 
 
-def fold(results: Iterable[GameResult]) -> dict[str, Any]:
-    """The ratings table of ``results``, counted in the order the games ended: per rule set,
-    per entrant, its figures, rating history and recent games."""
-    model = PlackettLuce()
-    ordered = sorted(results, key=lambda r: (r.finished, r.game_id))
-    standings: dict[str, dict[str, Standing]] = {}
-    history: dict[str, dict[str, list[list[Any]]]] = {}
-    recent: dict[str, dict[str, list[list[Any]]]] = {}
-    for result in ordered:
-        table = standings.setdefault(result.rules, {})
+def _fresh(who: str) -> Standing | None:
+    return None
+
+
+class Fold:
+    """Results of one rule set folded in order, on from a known state: ``start(who)`` gives an
+    entrant's figures before the first of them (None: not rated yet). Holds the figures of the
+    entrants it touched, and the history points and games (oldest first, the newest kept) each
+    gained."""
+
+    def __init__(self, start: Callable[[str], Standing | None] = _fresh) -> None:
+        self.model = PlackettLuce()
+        self.start = start
+        self.standings: dict[str, Standing] = {}
+        self.points: dict[str, list[list[Any]]] = {}
+        self.games: dict[str, list[list[Any]]] = {}
+
+    def add(self, result: GameResult) -> list[Standing]:
+        """Fold one result (ending after every one folded so far); returns its entrants'
+        figures before it (its checkpoint)."""
+        table = self.standings
         for entrant in result.entrants:
             if entrant.who not in table:
-                table[entrant.who] = Standing(model.mu, model.sigma)
+                known = self.start(entrant.who)
+                fresh = Standing(self.model.mu, self.model.sigma)
+                table[entrant.who] = fresh if known is None else replace(known)
+        befores = [replace(table[e.who]) for e in result.entrants]
         rated = len({e.who for e in result.entrants}) >= 2
         if rated:
             before = [(table[e.who].mu, table[e.who].sigma) for e in result.entrants]
-            after = update(model, before, result.entrants)
+            after = update(self.model, before, result.entrants)
         for index, entrant in enumerate(result.entrants):
             standing = table[entrant.who]
             standing.games += 1
@@ -176,67 +309,301 @@ def fold(results: Iterable[GameResult]) -> dict[str, Any]:
             if rated:
                 standing.mu, standing.sigma = after[index]
                 standing.rated += 1
-                points = history.setdefault(result.rules, {}).setdefault(entrant.who, [])
+                points = self.points.setdefault(entrant.who, [])
                 points.append([result.game_id, result.finished, round(standing.rating, 6)])
                 del points[:-HISTORY]
-            games = recent.setdefault(result.rules, {}).setdefault(entrant.who, [])
+            games = self.games.setdefault(entrant.who, [])
             games.append([result.game_id, result.finished, entrant.seat, entrant.won])
             del games[:-RECENT]
-    out: dict[str, Any] = {}
-    for rules, table in sorted(standings.items()):
-        out[rules] = {
-            who: {
-                "mu": s.mu,
-                "sigma": s.sigma,
-                "rating": s.rating,
-                "games": s.games,
-                "wins": s.wins,
-                "rated_games": s.rated,
-                "history": history.get(rules, {}).get(who, []),
-                "recent": recent.get(rules, {}).get(who, [])[::-1],
-            }
-            for who, s in sorted(table.items())
-        }
-    return out
+        return befores
+
+    def page(self, who: str, before: Page | None = None) -> Page:
+        """``who``'s page: ``before`` (the page up to this fold's first result) with what this
+        fold added."""
+        return (before or Page()).extended(self.points.get(who, []), self.games.get(who, []))
+
+
+def fold(results: Iterable[GameResult]) -> dict[str, Any]:
+    """The ratings table of ``results``, counted in the order the games ended: per rule set,
+    per entrant, its figures, rating history and recent games (a game without a rated seat
+    changes nothing). What the read model holds, whole."""
+    folds: dict[str, Fold] = {}
+    for result in sorted((r for r in results if r.entrants), key=lambda r: r.position):
+        folds.setdefault(result.rules, Fold()).add(result)
+    return {
+        rules: {who: entry(s, f.page(who)) for who, s in sorted(f.standings.items())}
+        for rules, f in sorted(folds.items())
+    }
+
+
+def _member(who: str, games: int) -> str:
+    """``who``'s member on a board: a board sorts by rating (the score, negated), then by this,
+    so by more games, then by id."""
+    return f"{GAMES_CEILING - games:012d}:{who}"
+
+
+def _who(member: str) -> str:
+    return member.split(":", 1)[1]
+
+
+def _dumps(doc: Any) -> str:
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True)
+
+
+class _Changes:
+    """What a fold writes: FOLD_SCRIPT's changes."""
+
+    def __init__(self) -> None:
+        self.args: list[str | int | float] = []
+
+    def hset(self, key: int, name: str, value: str) -> None:
+        self.args += ["h", key, name, value]
+
+    def zadd(self, key: int, score: float, member: str) -> None:
+        self.args += ["z", key, repr(score), member]
+
+    def zrem(self, key: int, member: str) -> None:
+        self.args += ["r", key, member]
+
+    def entrant(self, who: str, standing: Standing, page: Page, was: Standing | None) -> None:
+        """An entrant's figures, page and place on its board (``was``: its figures before)."""
+        board = BOTS if is_bot(who) else PLAYERS
+        self.hset(FIGURES, who, _dumps(standing.to_json()))
+        self.hset(PAGES, who, _dumps(page.to_json()))
+        if was is not None and was.games != standing.games:
+            self.zrem(board, _member(who, was.games))
+        self.zadd(board, -standing.rating, _member(who, standing.games))
+
+    def checkpoint(self, result: GameResult, befores: list[Standing]) -> None:
+        """A result among the newest, with its entrants' figures before it."""
+        self.zadd(WINDOW, result.finished, result.game_id)
+        self.hset(CHECKPOINTED, result.game_id, _dumps([b.to_json() for b in befores]))
 
 
 class Ratings:
-    """The ratings read model in Redis: every result (by game) and the table folded from them,
-    under the scoring projections' hash tag."""
+    """The ratings read model in Redis, under the scoring projections' hash tag: every result
+    (by game), and per rule set the fold's state (see the module's docstring)."""
 
-    def __init__(self, client: RedisClient, prefix: str) -> None:
+    def __init__(self, client: RedisClient, prefix: str, checkpoints: int = CHECKPOINTS) -> None:
         self.client = client
-        self.results_key = f"{prefix}{{scoring}}:ratings:results"
-        self.table_key = f"{prefix}{{scoring}}:ratings:table"
+        self.base = f"{prefix}{{scoring}}:ratings"
+        self.results_key = f"{self.base}:results"
+        self.folds_key = f"{self.base}:folds"  # per rule set, the folds written (never reset)
+        self.rules_key = f"{self.base}:rules"  # the rule sets folded
+        self.checkpoints = max(1, checkpoints)
         self._record = client.register_script(RECORD_SCRIPT)
-        self._table = client.register_script(TABLE_SCRIPT)
+        self._fold = client.register_script(FOLD_SCRIPT)
+
+    def key(self, rules: str, part: str) -> str:
+        """A rule set's key: ``window`` (its newest results, by end), ``checkpoints``,
+        ``figures`` and ``pages`` (by entrant), ``board:players`` and ``board:bots``."""
+        return f"{self.base}:{rules}:{part}"
+
+    def _keys(self, rules: str) -> list[str]:
+        parts = ("window", "checkpoints", "figures", "pages", "board:players", "board:bots")
+        return [
+            self.results_key,
+            self.folds_key,
+            self.rules_key,
+            *(self.key(rules, p) for p in parts),
+        ]
 
     async def known(self, game_id: str) -> bool:
         """Whether the game's result is counted."""
         return await self.client.hget(self.results_key, game_id) is not None
 
     async def record(self, result: GameResult, *, refold: bool = True) -> bool:
-        """Count a result (once: a redelivery changes nothing); True if it was new. The table
-        is folded again unless ``refold`` is False (a rebuild folds once at the end)."""
-        doc = json.dumps(result.to_json(), separators=(",", ":"), sort_keys=True)
-        new = bool(await self._record(keys=[self.results_key], args=[result.game_id, doc]))
-        if new and refold:
-            await self.refold()
-        return new
+        """Count a result (once: a redelivery changes nothing); True if it was new. It is
+        folded in unless ``refold`` is False (a rebuild folds once at the end). A game without
+        a rated seat changes nothing and is not kept."""
+        if not result.entrants:
+            return False
+        doc = _dumps(result.to_json())
+        if not refold:
+            return bool(await self._record(keys=[self.results_key], args=[result.game_id, doc]))
+        for _ in range(MAX_CONFLICTS):
+            written = await self._fold_in(result, doc)
+            if written is not None:
+                return written
+        raise RuntimeError(f"ratings of {result.rules}: {MAX_CONFLICTS} folds overtaken")
 
-    async def refold(self) -> None:
-        """Fold every result into the table."""
+    async def _fold_in(self, result: GameResult, doc: str) -> bool | None:
+        """Fold one result in from the nearest state before it; None if another fold was
+        written meanwhile (nothing is)."""
+        rules, at = result.rules, result.position
+        window = self.key(rules, "window")
+        seen = int(await self.client.hget(self.folds_key, rules) or 0)  # before any other read
+        known, folded, last, first = await asyncio.gather(
+            self.client.hget(self.results_key, result.game_id),
+            self.client.sismember(self.rules_key, rules),
+            self.client.zrange(window, -1, -1, withscores=True),
+            self.client.zrange(window, 0, 0, withscores=True),
+        )
+        if known is not None:
+            return False
+        after = await self._after(rules, at, last, first) if folded else None
+        if after is None:
+            return await self._fold_all(rules, seen, result, doc)
+        later, stored = after
+        # Each entrant as it stood at the result's place: before its first later game, else now.
+        start: dict[str, Standing] = {}
+        for result_later, standings in zip(later, stored, strict=True):
+            for entrant, standing in zip(result_later.entrants, standings, strict=True):
+                start.setdefault(entrant.who, standing)
+        now = await self._figures(rules, [e.who for e in result.entrants if e.who not in start])
+        start.update(now)
+        again = Fold(start.get)
+        changes = _Changes()
+        changes.checkpoint(result, again.add(result))
+        changed = {e.who for e in result.entrants}
+        for result_later, standings in zip(later, stored, strict=True):
+            befores_now = again.add(result_later)
+            if befores_now != standings:  # else it and its entrants come out as they were
+                changes.checkpoint(result_later, befores_now)
+                changed.update(e.who for e in result_later.entrants)
+        who = sorted(changed)
+        was, pages = await asyncio.gather(self._figures(rules, who), self._pages(rules, who))
+        for name in who:
+            page = again.page(name, pages[name].before(at) if name in pages else None)
+            changes.entrant(name, again.standings[name], page, was.get(name))
+        return await self._write(rules, seen, result, doc, changes, afresh=False)
+
+    async def _after(
+        self, rules: str, at: Position, last: Any, first: Any
+    ) -> tuple[list[GameResult], list[list[Standing]]] | None:
+        """The results folded after ``at`` and their checkpoints (``last`` and ``first``: the
+        window's ends), or None if some of them have none (``at`` is older than every one)."""
+        if not last or at > _position(last[0]):
+            return [], []
+        if not first or at < _position(first[0]):
+            return None
+        window = await self.client.zrangebyscore(
+            self.key(rules, "window"), at[0], "+inf", withscores=True
+        )
+        ids = [_text(m) for m, score in window if (float(score), _text(m)) > at]
+        docs, befores = await asyncio.gather(
+            self.client.hmget(self.results_key, ids),
+            self.client.hmget(self.key(rules, "checkpoints"), ids),
+        )
+        if any(d is None for d in docs) or any(b is None for b in befores):
+            return None
+        later = [GameResult.from_json(json.loads(d)) for d in docs]
+        return later, [[Standing.from_json(f) for f in json.loads(b)] for b in befores]
+
+    async def _fold_all(
+        self, rules: str, seen: int, result: GameResult | None, doc: str
+    ) -> bool | None:
+        """Fold every result of a rule set again (with ``result``, if not None) and write the
+        rule set afresh; None if another fold was written since ``seen``."""
         held = await self.client.hgetall(self.results_key)
         results = [GameResult.from_json(json.loads(raw)) for raw in held.values()]
-        table = json.dumps(fold(results), separators=(",", ":"), sort_keys=True)
-        await self._table(keys=[self.table_key], args=[len(results), table])
+        mine = [r for r in results if r.rules == rules and r.entrants]
+        if result is not None:
+            mine.append(result)
+        whole = Fold()
+        newest: deque[tuple[GameResult, list[Standing]]] = deque(maxlen=self.checkpoints)
+        for one in sorted(mine, key=lambda r: r.position):
+            newest.append((one, whole.add(one)))
+        changes = _Changes()
+        for one, befores in newest:
+            changes.checkpoint(one, befores)
+        for who, standing in sorted(whole.standings.items()):
+            changes.entrant(who, standing, whole.page(who), None)
+        return await self._write(rules, seen, result, doc, changes, afresh=True)
+
+    async def _write(
+        self,
+        rules: str,
+        seen: int,
+        result: GameResult | None,
+        doc: str,
+        changes: _Changes,
+        *,
+        afresh: bool,
+    ) -> bool | None:
+        game_id = result.game_id if result is not None else ""
+        head: list[str | int | float] = [rules, seen, game_id, doc, self.checkpoints]
+        head.append("1" if afresh else "0")
+        outcome = int(await self._fold(keys=self._keys(rules), args=[*head, *changes.args]))
+        return None if outcome < 0 else bool(outcome)
+
+    async def refold(self) -> None:
+        """Fold every rule set again from all its results (a rebuild, once it recorded them)."""
+        held = await self.client.hgetall(self.results_key)
+        rule_sets = {GameResult.from_json(json.loads(raw)).rules for raw in held.values()}
+        for rules in sorted(rule_sets):
+            for _ in range(MAX_CONFLICTS):
+                seen = int(await self.client.hget(self.folds_key, rules) or 0)
+                if await self._fold_all(rules, seen, None, "") is not None:
+                    break
+            else:
+                raise RuntimeError(f"ratings of {rules}: {MAX_CONFLICTS} folds overtaken")
+
+    async def _figures(self, rules: str, who: list[str]) -> dict[str, Standing]:
+        if not who:
+            return {}
+        raw = await self.client.hmget(self.key(rules, "figures"), who)
+        return {w: Standing.from_json(json.loads(r)) for w, r in zip(who, raw, strict=True) if r}
+
+    async def _pages(self, rules: str, who: list[str]) -> dict[str, Page]:
+        if not who:
+            return {}
+        raw = await self.client.hmget(self.key(rules, "pages"), who)
+        return {w: Page.from_json(json.loads(r)) for w, r in zip(who, raw, strict=True) if r}
+
+    async def board(self, rules: str, *, bots: bool, limit: int) -> list[tuple[str, Standing]]:
+        """The first ``limit`` of a rule set's board of accounts (or of bots), by rating, then
+        games, then id: that page read, and no more."""
+        key = self.key(rules, "board:bots" if bots else "board:players")
+        who = [_who(_text(m)) for m in await self.client.zrange(key, 0, limit - 1)]
+        figures = await self._figures(rules, who)
+        return [(w, figures[w]) for w in who if w in figures]
+
+    async def standing(self, rules: str, who: str) -> Standing | None:
+        """``who``'s figures in a rule set (None before its first game there)."""
+        return (await self._figures(rules, [who])).get(who)
+
+    async def entrant(self, who: str) -> dict[str, dict[str, Any]]:
+        """``who``'s figures, history and recent games in each rule set it played, by rule
+        set (its own entries and no one else's)."""
+        rule_sets = sorted(_text(r) for r in await self.client.smembers(self.rules_key))
+        found = await asyncio.gather(
+            *(asyncio.gather(self._figures(r, [who]), self._pages(r, [who])) for r in rule_sets)
+        )
+        return {
+            rules: entry(figures[who], pages.get(who, Page()))
+            for rules, (figures, pages) in zip(rule_sets, found, strict=True)
+            if who in figures
+        }
 
     async def table(self) -> dict[str, Any]:
-        """The folded table (empty before any result)."""
-        raw = await self.client.hget(self.table_key, "table")
-        return json.loads(raw) if raw else {}
+        """The whole table, as ``fold`` gives it (empty before any result): for a rebuild's
+        comparison, never for a request."""
+        out: dict[str, Any] = {}
+        for rules in sorted(_text(r) for r in await self.client.smembers(self.rules_key)):
+            figures = await self.client.hgetall(self.key(rules, "figures"))
+            pages = await self.client.hgetall(self.key(rules, "pages"))
+            held = {_text(w): Standing.from_json(json.loads(f)) for w, f in figures.items()}
+            kept = {_text(w): Page.from_json(json.loads(p)) for w, p in pages.items()}
+            out[rules] = {w: entry(s, kept.get(w, Page())) for w, s in sorted(held.items())}
+        return out
 
     async def drop(self) -> None:
-        """Delete the read model (for a rebuild)."""
+        """Delete the read model (for a rebuild). The count of folds written stays, so a fold
+        read before the drop is not written after it."""
+        for raw in await self.client.smembers(self.rules_key):
+            for key in self._keys(_text(raw))[WINDOW - 1 :]:
+                await self.client.delete(key)
         await self.client.delete(self.results_key)
-        await self.client.delete(self.table_key)
+        await self.client.delete(self.rules_key)
+        await self.client.delete(f"{self.base}:table")  # the whole table an older layout kept
+
+
+def _position(held: Any) -> Position:
+    """A window member (with its score) as a position."""
+    member, score = held
+    return (float(score), _text(member))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

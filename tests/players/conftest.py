@@ -3,6 +3,7 @@ hash's cost is a parameter of the hash, not of what is tested)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -40,3 +41,32 @@ def forget_cookies(stack: Stack) -> None:
 
 async def as_player(api: Api, method: str, path: str, token: str, body: Any = None) -> Reply:
     return await api.call(method, path, body, token=token)
+
+
+class Counted:
+    """A client that notes every command sent and every reply (as text): what a read reads.
+    ``prefix``: the keys' (the test's own)."""
+
+    def __init__(self, client: Any, prefix: str = "") -> None:
+        self.client = client
+        self.prefix = prefix
+        self.commands: list[str] = []
+        self.replies: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        command = getattr(self.client, name)
+        if name == "register_script" or not callable(command):
+            return command
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.commands.append(name)
+            reply = await command(*args, **kwargs)
+            self.replies.append(repr(reply))
+            return reply
+
+        return counted
+
+    @staticmethod
+    def mention(who: str, reply: str) -> bool:
+        """Whether a reply holds ``who``'s id (not merely the start of a longer one)."""
+        return re.search(re.escape(who) + r"(?![\w-])", reply) is not None

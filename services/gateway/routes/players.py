@@ -53,17 +53,15 @@ def _rules_of(request: web.Request) -> str:
 
 
 async def leaderboard(request: web.Request) -> web.Response:
-    """One rule set's board of accounts (or of bots, ``pool=bots``), by rating."""
+    """One rule set's board of accounts (or of bots, ``pool=bots``), by rating: the page asked
+    for is all it reads."""
     request.app[GATEWAY].limits.read(request)
     rules = _rules_of(request)
     pool = request.query.get("pool", "players")
     if pool not in POOLS:
         raise ApiError(422, "bad_request", f"pool is {pool!r}; allowed: players, bots")
     limit = whole_number(request.query.get("limit", "50"), "limit", MAX_BOARD, 1)
-    table = (await _ratings(request).table()).get(rules, {})
-    held = [(w, f) for w, f in table.items() if is_bot(w) == (pool == "bots")]
-    held.sort(key=lambda item: (-item[1]["rating"], -item[1]["games"], item[0]))
-    held = held[:limit]
+    held = await _ratings(request).board(rules, bots=pool == "bots", limit=limit)
     names = await _names(request, [w for w, _ in held])
     entries = [
         LeaderboardEntry(
@@ -71,13 +69,13 @@ async def leaderboard(request: web.Request) -> web.Response:
             id=who,
             name=names[who],
             bot=is_bot(who),
-            rating=figures["rating"],
-            mu=figures["mu"],
-            sigma=figures["sigma"],
-            games=figures["games"],
-            wins=figures["wins"],
+            rating=standing.rating,
+            mu=standing.mu,
+            sigma=standing.sigma,
+            games=standing.games,
+            wins=standing.wins,
         )
-        for rank, (who, figures) in enumerate(held, start=1)
+        for rank, (who, standing) in enumerate(held, start=1)
     ]
     doc: Leaderboard = {
         "rules": rules,
@@ -109,8 +107,7 @@ async def player_page(request: web.Request) -> web.Response:
     who = request.match_info["player_id"]
     if len(who) > 80:
         raise ApiError(422, "bad_request", "player_id is at most 80 characters")
-    table = await _ratings(request).table()
-    records = {rules: _record(t[who]) for rules, t in sorted(table.items()) if who in t}
+    records = {rules: _record(f) for rules, f in (await _ratings(request).entrant(who)).items()}
     if is_bot(who):
         name = who[len(BOT) :]
     else:

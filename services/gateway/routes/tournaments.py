@@ -191,9 +191,8 @@ async def _rating(request: web.Request, state: Tournament, player: str) -> float
     """The player's rating in the tournament's rule set now (0 for a newcomer)."""
     gw = request.app[GATEWAY]
     rules = ALIASES.get(state.rules, state.rules)
-    table = (await Ratings(gw.client, gw.settings.prefix).table()).get(rules, {})
-    figures = table.get(player)
-    return float(figures["rating"]) if figures else 0.0
+    standing = await Ratings(gw.client, gw.settings.prefix).standing(rules, player)
+    return standing.rating if standing is not None else 0.0
 
 
 async def enter(request: web.Request) -> web.Response:
