@@ -75,6 +75,7 @@ bench: install
 	$(BIN)/python tests/bench/soak.py --games 200
 	$(BIN)/python tests/bench/bots.py --games 20 --paced 100,400,1000 --duration 8
 	$(BIN)/python tests/bench/tournament.py --entrants 256 --rounds 3
+	$(BIN)/python tests/bench/ratings.py --games 5000
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
