@@ -1,4 +1,5 @@
-"""The archive of finished games: each stored once, as its verified record, for ever.
+"""The archive of finished games: each stored as its verified record, for ever (a longer log of
+the same history replaces it; another history never does).
 
 Redis holds the live games; a finished game moves here (``services/archiver``) and whatever
 reads a finished game falls back to it once Redis has let the game go. See ``docs/archive.md``.

@@ -1,9 +1,12 @@
 """What every archive promises: a finished game stored once as its record, read back whole,
 and listed by what people look up (when it ended, its rule set, a player, the winner).
 
-A game is archived at most once: storing a record whose game is already there with the same
-chain head is a no-op (a rerun of the archiver after a crash), and with another head it is
-refused (:class:`ArchiveConflict`), so nothing ever overwrites an archived history. The text is
+A game is archived once, as one history: storing a record whose game is already there with the
+same chain head is a no-op (a rerun of the archiver after a crash). A record that extends the
+archived one (its chain holds the archived head at the archived version: the same events, more
+after them, as a rematch offered after the end appends) replaces it, in one transaction and only
+if the row is still the one it extends. Any other head is refused (:class:`ArchiveConflict`),
+a shorter record included: nothing ever rewrites or cuts short an archived history. The text is
 kept compressed with its SHA-256; a read that does not give back those very bytes fails loudly
 rather than hand out a record that is not the one stored.
 
@@ -37,7 +40,8 @@ class ArchiveError(Exception):
 
 
 class ArchiveConflict(ArchiveError):
-    """The game is archived already with another history (another chain head)."""
+    """The game is archived already with another history (a chain head the record does not
+    extend)."""
 
 
 class QueryError(ValueError):
@@ -182,11 +186,19 @@ def entry_of(record: GameRecord, archived: float = 0.0) -> Entry:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A record ready to store: its entry, its compressed text and the text's SHA-256."""
+    """A record ready to store: its entry, its compressed text, the text's SHA-256 and each
+    event's hash by version (its chain, checked by ``entry_of``)."""
 
     entry: Entry
     blob: bytes
     digest: str
+    hashes: tuple[str, ...]
+
+    def extends(self, stored: Entry) -> bool:
+        """Whether this record is ``stored``'s history with more events after it: its chain
+        holds ``stored``'s head at its version (each hash covers every event before it)."""
+        version = stored.events
+        return 0 < version < len(self.hashes) and self.hashes[version - 1] == stored.head
 
 
 def prepare(record: GameRecord, archived: float) -> Row:
@@ -194,7 +206,8 @@ def prepare(record: GameRecord, archived: float) -> Row:
     storing it, apart from the database's (``Archive.write``) so a caller may do it off the
     event loop."""
     blob, digest = pack(record)
-    return Row(entry_of(record, archived), blob, digest)
+    entry = entry_of(record, archived)
+    return Row(entry, blob, digest, tuple(event.hash for event in record.events))
 
 
 def pack(record: GameRecord) -> tuple[bytes, str]:
@@ -225,13 +238,16 @@ class Archive(ABC):
     async def store(self, record: GameRecord, archived: float) -> Entry:
         """Archive ``record`` (at time ``archived``) and return its entry as read back. A game
         already archived with the same head is left as it is (its first entry is returned);
-        with another head, :class:`ArchiveConflict`."""
+        archived with a history ``record`` extends, it is replaced (archived now); with any
+        other head, :class:`ArchiveConflict`."""
         return await self.write(prepare(record, archived))
 
     async def write(self, row: Row) -> Entry:
         """The database's part of ``store``: the row committed, then read back."""
         entry = row.entry
         stored = await self._insert_and_read(entry, row.blob, row.digest)
+        if stored is not None and stored.head != entry.head and row.extends(stored):
+            stored = await self._replace_and_read(stored, entry, row.blob, row.digest)
         if stored is None:
             raise ArchiveError(f"game {entry.game_id}: the archive lost the row it committed")
         if stored.head != entry.head or stored.events != entry.events:
@@ -295,6 +311,19 @@ class Archive(ABC):
         """``_insert``, then the game's entry read back after the commit (a backend may do both
         over one connection)."""
         await self._insert(entry, blob, digest)
+        return await self._entry(entry.game_id)
+
+    @abstractmethod
+    async def _replace(self, old: Entry, entry: Entry, blob: bytes, digest: str) -> bool:
+        """In one transaction, the game's row and its players' replaced by ``entry``'s, only
+        if the row is still ``old`` (its version and head); whether it replaced."""
+
+    async def _replace_and_read(
+        self, old: Entry, entry: Entry, blob: bytes, digest: str
+    ) -> Entry | None:
+        """``_replace``, then the game's entry read back after the commit (a backend may do
+        both over one connection)."""
+        await self._replace(old, entry, blob, digest)
         return await self._entry(entry.game_id)
 
     @abstractmethod

@@ -30,7 +30,7 @@ from shared.infra.store.redis import EVENT_FIELD, RedisEventStore
 RETRY_SECONDS = 300.0  # a game that could not be archived is tried again this much later
 BATCH = 100  # games taken from a set per pass
 
-ARCHIVED = "archived"  # stored and read back now
+ARCHIVED = "archived"  # stored (or its longer log stored over the archived one) and read back
 ALREADY = "already"  # it was in the archive with the same head (a rerun)
 GONE = "gone"  # not in Redis (forgotten already, or never a game): nothing to do
 LIVE = "live"  # not finished: it is not archived (news of something else)
@@ -107,7 +107,9 @@ class Mover:
         if self.on_write is not None:
             self.on_write(time.perf_counter() - started)
         await self.retention.kept_since(game_id, entry.archived)
-        return ALREADY if before is not None else ARCHIVED
+        if before is None or before.head != entry.head:
+            return ARCHIVED
+        return ALREADY
 
     @staticmethod
     def _unsound(defects: tuple[tuple[int, str], ...]) -> str | None:
@@ -145,9 +147,15 @@ class Mover:
         return forgotten
 
     async def _forget(self, game_id: str, entry: Entry) -> bool:
+        """Forget the game unless its log moved past the archived head (a rematch offered
+        since): then it is due again at once, and its longer log replaces the archived one."""
         if await self.retention.forget(game_id, entry.head):
             return True
-        self.log.error("game changed after it was archived; archiving it again", game=game_id)
+        self.log.info(
+            "game grew after it was archived; archiving it again",
+            game=game_id,
+            archived=entry.events,
+        )
         await self.retention.retry_later(game_id, self.clock())
         await self.client.zrem(self.keys.archive_kept(), game_id)
         return False
@@ -167,8 +175,9 @@ class Mover:
 
     async def _has_ended(self, game_id: str) -> bool:
         """Whether the game's last events hold its ``MatchEnded`` (it ends with the seed's
-        reveal in the same append, so it is one of the last two)."""
-        tail = await self.client.xrevrange(self.keys.events(game_id), "+", "-", count=2)
+        reveal in the same append, and only a rematch offer may follow: one of the last
+        three)."""
+        tail = await self.client.xrevrange(self.keys.events(game_id), "+", "-", count=3)
         for _, fields in tail or []:
             raw = fields.get(EVENT_FIELD)
             if isinstance(raw, bytes):

@@ -121,6 +121,25 @@ class PostgresArchive(Archive):
             raise ArchiveError(f"postgresql: {err}") from err
         return found[0] if found else None
 
+    async def _replace(self, old: Entry, entry: Entry, blob: bytes, digest: str) -> bool:
+        try:
+            async with self._open_pool().connection() as conn:
+                return await _replace_on(conn, old, entry, blob, digest)
+        except psycopg.Error as err:
+            raise ArchiveError(f"postgresql: {err}") from err
+
+    async def _replace_and_read(
+        self, old: Entry, entry: Entry, blob: bytes, digest: str
+    ) -> Entry | None:
+        """Both over one connection, as ``_insert_and_read``."""
+        try:
+            async with self._open_pool().connection() as conn:
+                await _replace_on(conn, old, entry, blob, digest)
+                found = await _entries_on(conn, schema.SELECT_ENTRY, [entry.game_id])
+        except psycopg.Error as err:
+            raise ArchiveError(f"postgresql: {err}") from err
+        return found[0] if found else None
+
     async def _entry(self, game_id: str) -> Entry | None:
         found = await self._entries(schema.SELECT_ENTRY, [game_id])
         return found[0] if found else None
@@ -158,11 +177,32 @@ async def _insert_on(
     async with conn.transaction():
         cursor = await conn.execute(_pg(schema.INSERT_GAME), row)
         inserted = cursor.rowcount == 1
-        players = schema.player_rows(entry)
-        if inserted and players:
-            flat = [value for player in players for value in player]
-            await conn.execute(_pg(schema.insert_players_sql(len(players))), flat)
+        if inserted:
+            await _seat_on(conn, entry)
     return inserted
+
+
+async def _replace_on(
+    conn: psycopg.AsyncConnection[Any], old: Entry, entry: Entry, blob: bytes, digest: str
+) -> bool:
+    """In one transaction on ``conn``: the game's row and its players' replaced by
+    ``entry``'s, if the row is still ``old``."""
+    async with conn.transaction():
+        params = schema.replace_params(old, entry, blob, digest)
+        cursor = await conn.execute(_pg(schema.REPLACE_GAME), params)
+        replaced = cursor.rowcount == 1
+        if replaced:
+            await conn.execute(_pg(schema.DELETE_PLAYERS), (entry.game_id,))
+            await _seat_on(conn, entry)
+    return replaced
+
+
+async def _seat_on(conn: psycopg.AsyncConnection[Any], entry: Entry) -> None:
+    """The ``game_players`` rows of ``entry``, in one statement."""
+    players = schema.player_rows(entry)
+    if players:
+        flat = [value for player in players for value in player]
+        await conn.execute(_pg(schema.insert_players_sql(len(players))), flat)
 
 
 async def _entries_on(

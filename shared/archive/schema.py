@@ -76,6 +76,11 @@ INSERT_GAME = """INSERT INTO games
     (game_id, rules, finished, events, head, digest, record, archived)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (game_id) DO NOTHING"""
+# A longer history of the game replaces its row only while the row is the one it extends.
+REPLACE_GAME = """UPDATE games
+    SET rules = ?, finished = ?, events = ?, head = ?, digest = ?, record = ?, archived = ?
+    WHERE game_id = ? AND events = ? AND head = ?"""
+DELETE_PLAYERS = "DELETE FROM game_players WHERE game_id = ?"
 
 
 def insert_players_sql(count: int) -> str:
@@ -171,6 +176,22 @@ def assemble(rows: Iterable[Sequence[Any]], players: Iterable[Sequence[Any]]) ->
             )
         )
     return out
+
+
+def replace_params(old: Entry, entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
+    """The parameters of ``REPLACE_GAME``: ``entry``'s row in place of ``old``'s."""
+    return (
+        entry.rules,
+        entry.finished,
+        entry.events,
+        entry.head,
+        digest,
+        blob,
+        entry.archived,
+        entry.game_id,
+        old.events,
+        old.head,
+    )
 
 
 def player_rows(entry: Entry) -> list[tuple[str, int, str, int]]:

@@ -80,21 +80,26 @@ class SqliteArchive(Archive):
 
     async def _insert(self, entry: Entry, blob: bytes, digest: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = db.execute(schema.INSERT_GAME, _game_row(entry, blob, digest))
-                inserted = cursor.rowcount == 1
-                players = schema.player_rows(entry)
-                if inserted and players:
-                    flat = [value for player in players for value in player]
-                    db.execute(schema.insert_players_sql(len(players)), flat)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            cursor = db.execute(schema.INSERT_GAME, _game_row(entry, blob, digest))
+            inserted = cursor.rowcount == 1
+            if inserted:
+                _seat(db, entry)
             return inserted
 
-        return await self._run(work)
+        return await self._run(_transaction(work))
+
+    async def _replace(self, old: Entry, entry: Entry, blob: bytes, digest: str) -> bool:
+        def work(db: sqlite3.Connection) -> bool:
+            cursor = db.execute(
+                schema.REPLACE_GAME, schema.replace_params(old, entry, blob, digest)
+            )
+            replaced = cursor.rowcount == 1
+            if replaced:
+                db.execute(schema.DELETE_PLAYERS, (entry.game_id,))
+                _seat(db, entry)
+            return replaced
+
+        return await self._run(_transaction(work))
 
     async def _entry(self, game_id: str) -> Entry | None:
         def work(db: sqlite3.Connection) -> Entry | None:
@@ -133,6 +138,30 @@ def _game_row(entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
         blob,
         entry.archived,
     )
+
+
+def _transaction(work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    """``work`` in a write transaction of its own (``BEGIN IMMEDIATE``), undone if it fails."""
+
+    def transaction(db: sqlite3.Connection) -> T:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            done = work(db)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return done
+
+    return transaction
+
+
+def _seat(db: sqlite3.Connection, entry: Entry) -> None:
+    """The ``game_players`` rows of ``entry``, in one statement."""
+    players = schema.player_rows(entry)
+    if players:
+        flat = [value for player in players for value in player]
+        db.execute(schema.insert_players_sql(len(players)), flat)
 
 
 def _players(db: sqlite3.Connection, ids: list[str]) -> list[Any]:

@@ -11,7 +11,9 @@ the row was read back). Every step is idempotent and the order makes a crash har
 3. when its time in ``kept`` is up, the game's own keys are deleted in one script, only if its
    head is still the archived one; then it is taken off the games index and the lobby, and last
    off ``kept``. A crash before the last step leaves it in ``kept``: the next pass deletes
-   nothing more (the script finds the keys gone) and finishes the rest.
+   nothing more (the script finds the keys gone) and finishes the rest. A head that moved (a
+   rematch offered after the game was archived) sends it back to ``due``: its longer log
+   replaces the archived one, and it is kept again.
 
 So at any moment a finished game is whole in Redis or whole in the archive (or both): never
 half-removed. Readers that find its log gone read it from the archive.

@@ -15,16 +15,33 @@ from shared.archive.base import (
     Query,
     QueryError,
     entry_of,
+    prepare,
 )
 from shared.archive.schema import LATEST
 from shared.audit.record import GameRecord, build_record, dumps
 from shared.audit.verify import audit_record
+from shared.core.events import RematchOffered
+from shared.infra.chain import chain
+from shared.infra.gamelog import to_new
 from shared.infra.stored import StoredEvent
 from tests.audit.games import rechain, with_data
 
 
 def newest_first(entries: list[Entry]) -> list[str]:
     return [e.game_id for e in sorted(entries, key=lambda e: (e.finished, e.game_id), reverse=True)]
+
+
+def offered(record: GameRecord, *offers: tuple[int, str]) -> GameRecord:
+    """``record`` with rematch offers (seat, rematch) appended after its end, each as the
+    referee appends one."""
+    events = list(record.events)
+    for seat, rematch in offers:
+        last = events[-1]
+        offer = to_new(RematchOffered(seat, rematch), f"seat:{seat}")
+        events += chain(
+            record.game_id, [offer], last.version + 1, last.hash, f"r{seat}", last.time + 1.0
+        )
+    return build_record(events, exported=1.0)
 
 
 async def store_all(archive: Archive, records: list[GameRecord]) -> list[Entry]:
@@ -71,6 +88,68 @@ async def test_storing_again_is_a_no_op_and_another_history_is_refused(
     fetched = await archive.fetch(record.game_id)
     assert fetched is not None and dumps(fetched) == dumps(record)
     assert await archive.count() == 1
+
+
+async def test_a_longer_log_of_the_archived_history_replaces_it(
+    archive: Archive, records: list[GameRecord]
+) -> None:
+    record = records[2]
+    first = await archive.store(record, archived=1.0)
+    longer = offered(record, (1, "g" + "7" * 31))
+    entry = await archive.store(longer, archived=2.0)
+    assert entry == entry_of(longer, 2.0) == await archive.entry(record.game_id)
+    assert (entry.events, entry.archived) == (first.events + 1, 2.0)
+    assert (entry.players, entry.winners, entry.finished) == (
+        first.players,
+        first.winners,
+        first.finished,
+    )
+    fetched = await archive.fetch(record.game_id)
+    assert fetched is not None and dumps(fetched) == dumps(longer)
+    assert audit_record(fetched).ok
+    assert await archive.count() == 1
+    mine = await archive.listing(Query(player=first.players[0]))
+    assert mine.entries == (entry,)
+    # Stored again: a no-op, as for any record.
+    assert await archive.store(longer, archived=3.0) == entry
+
+
+async def test_a_shorter_log_or_a_longer_other_history_is_refused(
+    archive: Archive, records: list[GameRecord]
+) -> None:
+    record = records[3]
+    archived = offered(record, (1, "g" + "7" * 31))
+    entry = await archive.store(archived, archived=1.0)
+    with pytest.raises(ArchiveConflict, match="left as it was"):
+        await archive.store(record, archived=2.0)  # the archive never goes back
+    # Longer, but another event where the archived history has its head.
+    forked = offered(record, (0, "g" + "8" * 31), (1, "g" + "7" * 31))
+    assert forked.events[: len(record.events)] == record.events
+    with pytest.raises(ArchiveConflict, match="left as it was"):
+        await archive.store(forked, archived=3.0)
+    # Longer, with an earlier event changed and the chain recomputed.
+    events = list(archived.events)
+    events[5] = dataclasses.replace(events[5], time=events[5].time + 0.5)
+    rewritten = offered(build_record(rechain(events, 5), exported=1.0), (0, "g" + "9" * 31))
+    with pytest.raises(ArchiveConflict, match="left as it was"):
+        await archive.store(rewritten, archived=4.0)
+    assert await archive.entry(record.game_id) == entry
+    fetched = await archive.fetch(record.game_id)
+    assert fetched is not None and dumps(fetched) == dumps(archived)
+
+
+async def test_a_replacement_is_made_only_over_the_row_it_extends(
+    archive: Archive, records: list[GameRecord]
+) -> None:
+    record = records[4]
+    first = await archive.store(record, archived=1.0)
+    row = prepare(offered(record, (1, "g" + "7" * 31)), archived=2.0)
+    moved = dataclasses.replace(first, head="0" * 64)  # another writer replaced it meanwhile
+    assert not await archive._replace(moved, row.entry, row.blob, row.digest)
+    assert await archive.entry(record.game_id) == first
+    assert await archive._replace(first, row.entry, row.blob, row.digest)
+    assert await archive.entry(record.game_id) == row.entry
+    assert not await archive._replace(first, row.entry, row.blob, row.digest)
 
 
 async def test_only_whole_finished_games_with_a_sound_chain_archive(

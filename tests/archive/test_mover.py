@@ -12,12 +12,17 @@ from typing import Any
 
 import pytest
 
+from services.archiver.archiver import Archiver
+from shared.archive.base import Archive
 from shared.archive.mover import ALREADY, ARCHIVED, FAILED, GONE, LIVE, REFUSED, Mover
 from shared.archive.sqlite import SqliteArchive
 from shared.audit.record import GameRecord, build_record, dumps
 from shared.audit.source import import_record
+from shared.core.events import RematchOffered
+from shared.infra.gamelog import to_new
 from shared.infra.keys import Keys
 from shared.infra.retention import TOKENS_GRACE_MS, game_data_keys
+from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from tests.audit.games import play_game, rechain, with_data
 from tests.clocks import Clock
@@ -31,7 +36,7 @@ class Place:
     client: Any
     keys: Keys
     store: RedisEventStore
-    archive: SqliteArchive
+    archive: Archive
     clock: Clock
     mover: Mover
 
@@ -43,6 +48,16 @@ class Place:
         await self.client.hset(self.keys.tokens(game_id), "t", "host")
         await self.client.hset(self.keys.standings(game_id), "version", "1")
         await self.client.zadd(self.keys.lobby("finished"), {game_id: 1.0})
+
+    async def offer_rematch(self, game_id: str) -> int:
+        """Seat 1 offers a rematch of the finished game, as the referee appends it: the log
+        grows by one event; its new version."""
+        version, head = await self.store.version(game_id)
+        offer = to_new(RematchOffered(1, "g" + "5" * 31), "seat:1")
+        result = await self.store.append(
+            game_id, [offer], version, command_id="rematch-1", expected_head=head
+        )
+        return result.last_version
 
     async def in_redis(self, game_id: str) -> list[str]:
         """Which of the game's keys and index entries Redis still holds."""
@@ -177,3 +192,92 @@ async def test_an_archive_that_is_away_leaves_the_game_due(
     assert len(await place.in_redis(record.game_id)) == 8
     await place.archive.open()
     assert await place.mover.archive_due() == {ARCHIVED: 1}
+
+
+class Said:
+    """A logger that keeps each line it is given: (level, event, fields)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __getattr__(self, level: str) -> Any:
+        def say(event: str, **fields: Any) -> None:
+            self.lines.append((level, event, fields))
+
+        return say
+
+    def at(self, level: str) -> list[str]:
+        return [event for said, event, _ in self.lines if said == level]
+
+
+async def test_a_game_that_grew_after_it_was_archived_is_archived_again_then_forgotten(
+    archive: Archive, finished: list[GameRecord]
+) -> None:
+    """A rematch offered after the archive took the game appends to its log: the archiver's
+    passes replace the archived record by the longer one, then forget the game as usual."""
+    client = redis_client()
+    keys = Keys(f"wt{uuid.uuid4().hex[:10]}:")
+    clock = Clock()
+    settings = Settings(prefix=keys.prefix, partitions=2, retain_seconds=RETAIN)
+    archiver = Archiver(client, settings, archive, clock)
+    said = Said()
+    archiver.mover.log = said
+    place = Place(client, keys, archiver.mover.store, archive, clock, archiver.mover)
+    record = finished[0]
+    game_id = record.game_id
+    try:
+        await place.put(record)
+        await place.mover.retention.note_due([game_id], clock())
+        assert await archiver.one_pass() == {ARCHIVED: 1, "forgotten": 0}
+        first = await archive.entry(game_id)
+        assert first is not None and first.events == len(record.events)
+
+        grown = await place.offer_rematch(game_id)
+        assert grown == len(record.events) + 1
+        clock.advance(RETAIN + 1)
+        # Its head moved past the archived one: not forgotten, due again at once.
+        assert await archiver.one_pass() == {"forgotten": 0}
+        assert len(await place.in_redis(game_id)) == 8
+        again = clock()
+        assert await archiver.one_pass() == {ARCHIVED: 1, "forgotten": 0}
+        entry = await archive.entry(game_id)
+        assert entry is not None
+        assert entry.events == grown and again <= entry.archived <= clock()
+        assert entry.head == (await place.store.version(game_id))[1]
+        assert (entry.players, entry.winners, entry.finished) == (
+            first.players,
+            first.winners,
+            first.finished,
+        )
+        fetched = await archive.fetch(game_id)
+        assert fetched is not None
+        assert fetched.events[:-1] == record.events
+        assert fetched.events[-1].type == "RematchOffered"
+        assert await archive.count() == 1
+        assert await place.mover.retention.sizes() == {"due": 0, "kept": 1}
+
+        # Kept for the retention from its second archiving, then forgotten whole.
+        clock.advance(RETAIN - 1)
+        assert await archiver.one_pass() == {"forgotten": 0}
+        clock.advance(2)
+        assert await archiver.one_pass() == {"forgotten": 1}
+        assert await place.in_redis(game_id) == []
+        assert await place.mover.retention.sizes() == {"due": 0, "kept": 0}
+        clock.advance(3600)
+        assert await archiver.one_pass() == {"forgotten": 0}
+        assert said.at("error") == [] and said.at("warning") == []
+    finally:
+        await delete_prefixed(client, keys.prefix)
+        await client.aclose()
+
+
+async def test_a_finished_game_with_a_rematch_offered_is_found_by_the_sweep(
+    place: Place, finished: list[GameRecord]
+) -> None:
+    record = finished[1]
+    await place.put(record)
+    await place.offer_rematch(record.game_id)
+    assert await place.mover.sweep() == 1
+    assert await place.mover.archive_due() == {ARCHIVED: 1}
+    fetched = await place.archive.fetch(record.game_id)
+    assert fetched is not None and fetched.events[-1].type == "RematchOffered"

@@ -99,6 +99,16 @@ class Switchable(Archive):
         await self._gate()
         return await self.inner._insert_and_read(entry, blob, digest)
 
+    async def _replace(self, old: Entry, entry: Entry, blob: bytes, digest: str) -> bool:
+        await self._gate()
+        return await self.inner._replace(old, entry, blob, digest)
+
+    async def _replace_and_read(
+        self, old: Entry, entry: Entry, blob: bytes, digest: str
+    ) -> Entry | None:
+        await self._gate()
+        return await self.inner._replace_and_read(old, entry, blob, digest)
+
     async def _entry(self, game_id: str) -> Entry | None:
         await self._gate()
         return await self.inner._entry(game_id)
