@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from shared.core.codes import REJECTIONS
+from shared.infra import jsontext
 from shared.infra.errorshape import error_body as error_body  # the shape, used from here
 from shared.tournament.commands import CODES as TOURNAMENT_CODES
 
@@ -26,6 +27,8 @@ GATEWAY_ERRORS: dict[str, str] = {
     "too_many_sockets": "the client address holds as many WebSockets as it may; close one",
     "timeout": "the referee did not answer in time; retry with the same command id or key",
     "command_failed": "the referees could not handle the command (it is in the dead letters)",
+    "game_archived": "the game's log has left Redis (archived once over, or lost with Redis's "
+    "data): it takes no more commands; an archived game stays readable",
     "internal": "the server failed to answer (a bug, or its Redis is away); retrying may help",
     "stale_version": "expected_version is not the game's current version",
     "command_id_reused": "the command id was used before for a different command",
@@ -36,6 +39,8 @@ GATEWAY_ERRORS: dict[str, str] = {
     "origin_not_allowed": "the request's Origin is not allowed",
     "hints_off": "hints are switched off for this game",
     "not_finished": "the game record is available once the game has ended",
+    "rematch_closed": "the finished game is archived and takes no more moves, so no rematch "
+    "can be offered now (one offered before is still joined)",
     "solver_busy": "every worker that computes hints and replays is busy; retry after "
     "Retry-After seconds",
     "hint_timeout": "the solver found no play it could prove best within the hint budget "
@@ -76,12 +81,19 @@ CONFLICTS = frozenset(
         "not_seated",
         "not_away",
         "game_cancelled",
+        "game_archived",
         "not_waiting",
         "game_not_over",
         "rematch_offered",
+        "rematch_closed",
         "name_taken",
     }
 )
+
+
+def error_frame(code: str, message: str) -> str:
+    """An error over a WebSocket: the published error shape, typed ``"error"``."""
+    return jsontext.dumps({"type": "error", **error_body(code, message)})
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> web.Response:

@@ -4,6 +4,9 @@ appends the events, and only then acknowledges.
 - Several referees share one consumer group; concurrent commands for one game resolve through
   the expected version (reload and decide again on a conflict; never a double apply).
 - A retried command id returns the original outcome (looked up before deciding).
+- A game whose log has left Redis since it was cached (forgotten once archived, or lost with
+  Redis's data) takes no more commands: refused ``game_archived``, its cached state dropped. A
+  log that went back (another copy of Redis) is decided on as Redis has it.
 - A command is acknowledged last, only once every side effect of it is written (the news, the
   awaiting-scores note, the turn's deadline, the answer): Redis out of memory refuses those
   writes but not the ``XACK``, and a command nobody sends again (a timeout, scoring's
@@ -80,7 +83,7 @@ from shared.infra.observability import service_registry
 from shared.infra.protocol import Answer, Change, CommandEntry, MalformedEntry
 from shared.infra.readiness import Readiness
 from shared.infra.settings import Settings
-from shared.infra.store.base import AppendResult, VersionConflict
+from shared.infra.store.base import AppendResult, HeadMismatch, VersionConflict
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.summary import SUMMARY_SECONDS, encode_summary, summary_key, summary_of
 from shared.infra.transient import refused
@@ -477,7 +480,12 @@ class Referee:
         an append the append script itself answers a repeated id with the original outcome, so
         the common case costs one round trip less."""
         for attempt in range(MAX_CONFLICTS):
-            loaded = await self.games.load(entry.game, fresh=attempt > 0)
+            if attempt == 0:
+                loaded = await self.games.load(entry.game)
+            else:
+                loaded, gone = await self._reload(entry.game)
+                if gone:
+                    return await self._refuse(entry, loaded, _archived(entry.game, loaded), effects)
             command = await self._command(entry, loaded)
             if isinstance(command, Rejection):
                 if attempt == 0 and command.code == "stale_version":
@@ -508,8 +516,12 @@ class Referee:
                     now,
                     salt_key=ctx.seed,
                 )
-            except VersionConflict:
+            except VersionConflict as conflict:
                 self.metrics.conflicts.inc()
+                if isinstance(conflict, HeadMismatch):
+                    # Another history at this version (Redis's data replaced): nothing cached
+                    # of the game holds, so it is read again from the start.
+                    self.games.forget(entry.game)
                 continue
             if result.duplicate:
                 return await self._repeat(entry, result, effects)
@@ -517,6 +529,27 @@ class Referee:
             self._announce(effects, entry.game, after, decision, loaded, change, _moves(entry))
             return _outcome_of(decision, result)
         raise RuntimeError(f"game {entry.game}: {MAX_CONFLICTS} version conflicts in a row")
+
+    async def _reload(self, game: str) -> tuple[Loaded, bool]:
+        """The game read afresh, and checked against this referee's cache: versions only grow,
+        so a log behind the cached state has lost what the referee saw (the archiver forgot
+        the game, or Redis lost its data), and reading on from the cached state would find
+        nothing new for ever. The cached state then goes and the log is read from its start;
+        with no log left, the state last seen and True: the game takes no more commands. (The
+        head is asked in the same round trip as the events.)"""
+        seen = self.games.cached_version(game)
+        loaded, (version, _) = await asyncio.gather(
+            self.games.load(game, fresh=True), self.store.version(game)
+        )
+        if version >= seen:
+            return loaded, False
+        self.games.forget(game)
+        if version == 0:
+            self._seeds.pop(game, None)
+            self.log.info("game left Redis", game=game, cached=seen)
+            return loaded, True
+        self.log.warning("game's log went back", game=game, cached=seen, version=version)
+        return await self.games.load(game, fresh=True), False
 
     async def _refuse(
         self, entry: CommandEntry, loaded: Loaded, rejection: Rejection, effects: Effects
@@ -753,6 +786,15 @@ def _outcome_of(events: list[Event], result: AppendResult) -> Outcome:
     if rejected is not None:
         return Outcome("rejected", result.last_version, result.head, rejected.code, rejected.reason)
     return Outcome("accepted", result.last_version, result.head, seat=seat)
+
+
+def _archived(game: str, seen: Loaded) -> Rejection:
+    """The refusal of a command for a game whose log has left Redis since it was seen."""
+    return Rejection(
+        "game_archived",
+        f"game {game} has left Redis after version {seen.version} (archived once over, or "
+        "lost with Redis's data): it takes no more commands",
+    )
 
 
 def _timeout_reason(state: GameState) -> str:
