@@ -75,15 +75,15 @@ async def errors_and_metrics(
 async def _lifecycle(app: web.Application) -> AsyncIterator[None]:
     gw = app[GATEWAY]
     stopping = asyncio.Event()
-    await gw.readiness.check(gw.client.ping)  # ready at once if Redis answers
-    pings = asyncio.create_task(gw.readiness.follow(gw.client.ping, stopping), name="readiness")
+    await gw.readiness.check(gw.heartbeat)  # ready at once if Redis takes writes
+    beats = asyncio.create_task(gw.readiness.follow(gw.heartbeat, stopping), name="readiness")
     await gw.requester.start()
     await gw.hub.start()
     await gw.answers.start(app[WARM])
     yield
     stopping.set()
-    pings.cancel()
-    await asyncio.gather(pings, return_exceptions=True)
+    beats.cancel()
+    await asyncio.gather(beats, return_exceptions=True)
     await gw.answers.stop()  # every worker process ended and reaped
     await gw.hub.stop()
     await gw.tournaments.close()

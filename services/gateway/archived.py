@@ -62,6 +62,11 @@ class ArchivedStore(RedisEventStore):
             self._kept.popitem(last=False)
         return record.events
 
+    async def forgotten(self, game_id: str) -> bool:
+        """Whether Redis has let the game go: what is left of it is in the archive, which takes
+        no more events (no command can change it)."""
+        return (await super().version(game_id))[0] == 0
+
     async def _gone(self, game_id: str, after: int, found: list[Any]) -> bool:
         """Whether a read that found ``found`` should ask the archive: nothing found, and the
         game has no log in Redis (after 0 nothing found says so already)."""
@@ -168,6 +173,7 @@ def attach(app: web.Application) -> None:
     store = ArchivedStore(gw.client, gw.settings.prefix, archive)
     gw.store = store
     gw.games.store = store
+    gw.frames.store = store  # (sockets' catch-ups)
     gw.lobby = ArchivedLobby(gw.client, gw.keys, gw.games, archive)
 
     async def closed(app: web.Application) -> None:

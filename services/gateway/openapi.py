@@ -513,7 +513,9 @@ def openapi_document() -> dict[str, Any]:
                 "post": {
                     "summary": "Offer a rematch of a finished game and take a seat in it",
                     "description": "Same rules and options, the seats rotated by one, linked "
-                    "both ways (rules Decision 19); offered again, the same rematch is joined.",
+                    "both ways (rules Decision 19); offered again, the same rematch is joined. "
+                    "A game archived and gone from Redis takes no more moves: 409 "
+                    "rematch_closed, and no game is made (a rematch offered before is joined).",
                     "parameters": [game_id],
                     "security": [{"bearer": []}],
                     "requestBody": _body(rematch),
@@ -556,7 +558,10 @@ def openapi_document() -> dict[str, Any]:
                 "get": {
                     "summary": "WebSocket: views pushed after every change; commands accepted",
                     "description": "Frames: view, events (with 'after', or after a sync "
-                    "message), answer, error. A socket that lets its queue of frames fill up "
+                    "message), answer, error. Clients send text frames of JSON: a binary frame "
+                    "or text that is not a JSON object is answered with an error frame "
+                    "(bad_json); events that cannot be read, or a frame the server fails to "
+                    "answer, with one (internal). A socket that lets its queue of frames fill up "
                     "(RUMMY_SOCKET_QUEUE) is closed with 4008 'too slow: reconnect with "
                     "?after=<version>'; on shutdown with 1001 (going away). "
                     "Each command frame is answered {type: answer, id, status, "

@@ -17,7 +17,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from services.gateway.answers import Answers
 from services.gateway.auth import Tokens
 from services.gateway.bodies import MAX_COMMAND_ID, Accepted, View
-from services.gateway.errors import ApiError, error_body, status_for
+from services.gateway.errors import ApiError, error_body, error_frame, status_for
 from services.gateway.frames import Frames
 from services.gateway.hub import Hub, Watcher, watcher_info
 from services.gateway.idempotency import Idempotency
@@ -39,6 +39,7 @@ from shared.infra.readiness import Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.tournaments import TournamentDesk
+from shared.infra.trimming import REPLY_TTL_MS
 
 CATCH_UP_PAGE = 100  # events in one frame of a socket's catch-up
 ANSWER_WAIT = 0.5  # seconds an answer waits for the news of its change before reading the log
@@ -109,8 +110,8 @@ class Gateway:
         self.sockets: dict[str, int] = {}  # open WebSockets by client address
         self._loading: dict[str, asyncio.Future[Loaded]] = {}  # loads under way, by game
         self.log = structlog.get_logger("gateway")
-        # Readiness as last known: a ping every half second (the app's lifecycle runs it),
-        # never one in the probe's own request.
+        # Readiness as last known: a ``heartbeat`` every half second (the app's lifecycle runs
+        # it), never a call in the probe's own request.
         self.readiness = Readiness()
 
     # --- helpers -------------------------------------------------------------------------
@@ -253,7 +254,24 @@ class Gateway:
                 count, frame = await self.frames.events_page(
                     watcher.game_id, watcher.viewer, over, after, page
                 )
-                if outbox.closing or frame is None or not outbox.put(frame):
+                if frame is None:
+                    # The log holds fewer events than the view's version: the view would skip
+                    # them, and no view leaves the client waiting. It is told instead.
+                    self.log.warning(
+                        "a catch-up found no events",
+                        **watcher_info(watcher),
+                        after=after,
+                        version=loaded.version,
+                    )
+                    outbox.put(
+                        error_frame(
+                            "internal",
+                            f"the events after version {after} could not be read; "
+                            "retrying (a sync) may help",
+                        )
+                    )
+                    return
+                if outbox.closing or not outbox.put(frame):
                     return
                 after += count
         frame = self.frames.view(
@@ -355,8 +373,15 @@ class Gateway:
         if "MatchEnded" in types:
             await self.lobby.move(game_id, "finished")
 
+    async def heartbeat(self) -> None:
+        """The readiness loop's round trip: a write, not a ping. A Redis turned read-only
+        replica still answers pings but refuses every write, and nearly every request here
+        writes (commands, limits, tokens). The write is the time to live of this gateway's own
+        reply stream, which it keeps anyway: no key of its own, one small write a beat."""
+        await self.client.pexpire(self.requester.stream, REPLY_TTL_MS)
+
     async def ready(self) -> tuple[bool, str]:
-        """Ready when the last ping, recent enough, reached Redis (no Redis call here: under
+        """Ready when the last heartbeat, recent enough, was written (no Redis call here: under
         load one would wait behind every request in flight)."""
         return self.readiness.answer("ok")
 

@@ -4,13 +4,13 @@ authentications its client sends on it."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from services.gateway.errors import ApiError, error_body
-from services.gateway.hub import Watcher
+from services.gateway.errors import ApiError, error_body, error_frame
+from services.gateway.hub import Watcher, watcher_info
 from services.gateway.outbox import CLOSE_SECONDS, Outbox
 from services.gateway.params import bearer_token, seat_of, whole_number
 from services.gateway.ratelimit import SocketLimits
@@ -69,13 +69,14 @@ async def _serve_socket(gw: Gateway, request: web.Request, address: str) -> web.
     gw.hub.add(watcher)
     gw.metrics.sockets.inc()
     try:
-        await gw.push(watcher, force=True)
+        await _or_error(gw, watcher, gw.push(watcher, force=True))
         async for message in ws:
             if outbox.closing:  # closed for being too slow (or the server is going away)
                 break
-            if message.type != WSMsgType.TEXT:
-                continue
-            await _on_ws_message(gw, watcher, message.data, limits)
+            if message.type == WSMsgType.BINARY:  # answered, as any frame that is not JSON
+                outbox.put(error_frame("bad_json", "send messages as text frames of JSON"))
+            elif message.type == WSMsgType.TEXT:
+                await _or_error(gw, watcher, _on_ws_message(gw, watcher, message.data, limits))
     finally:
         gw.hub.remove(watcher)
         gw.metrics.sockets.dec()
@@ -84,6 +85,18 @@ async def _serve_socket(gw: Gateway, request: web.Request, address: str) -> web.
         finally:  # (also when the handler is cancelled there: its connection lost)
             _let_go(request)
     return ws
+
+
+async def _or_error(gw: Gateway, watcher: Watcher, work: Awaitable[None]) -> None:
+    """Await the socket's own ``work`` (its first push, a message's answer). A failure (Redis
+    or the archive away, a bug) is answered with an error frame: the client is not left with
+    nothing, nor its socket ended without a word, and may ask again."""
+    try:
+        await work
+    except Exception:
+        gw.log.exception("a socket's request failed", **watcher_info(watcher))
+        failed = error_frame("internal", "the server failed to answer; retrying may help")
+        watcher.outbox.put(failed)
 
 
 def _let_go(request: web.Request) -> None:
@@ -103,10 +116,10 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
     try:
         body = jsontext.loads(text)
     except ValueError:
-        outbox.put(_error_frame("bad_json", "not JSON"))
+        outbox.put(error_frame("bad_json", "not JSON"))
         return
     if not isinstance(body, dict):
-        outbox.put(_error_frame("bad_json", "not a JSON object"))
+        outbox.put(error_frame("bad_json", "not a JSON object"))
         return
     if "token" in body and body.get("type") in (None, "auth"):
         if refused := await limits.sync():
@@ -115,7 +128,7 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
             return
         role = await gw.tokens.role(watcher.game_id, str(body["token"]))
         if role is None:
-            outbox.put(_error_frame("unauthorized", "unknown token"))
+            outbox.put(error_frame("unauthorized", "unknown token"))
             return
         watcher.viewer = seat_of(role)
         watcher.token = str(body["token"])
@@ -152,11 +165,6 @@ async def _on_ws_message(gw: Gateway, watcher: Watcher, text: str, limits: Socke
     version = reply.get("version")
     changed = version if isinstance(version, int) and not isinstance(version, bool) else None
     gw.answer(watcher, _answer(command_id, status, reply), changed)
-
-
-def _error_frame(code: str, message: str) -> str:
-    """An error over a socket: the published error shape, typed ``"error"``."""
-    return jsontext.dumps({"type": "error", **error_body(code, message)})
 
 
 def _answer(command_id: Any, status: int, body: Mapping[str, Any]) -> str:

@@ -1,0 +1,159 @@
+"""A finished game after Redis let it go, through the routes that could still change it or
+stream it: a rematch is refused before any game is made (the archive's record takes no more
+moves), one linked before is still joined; a WebSocket's catch-up (``?after=``, a ``sync``)
+comes from the archive, as ``GET /events`` does."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import WSMsgType
+
+from services.archiver.archiver import Archiver
+from services.gateway.state import GATEWAY
+from shared.archive.sqlite import SqliteArchive
+from shared.infra.keys import Keys
+from tests.gateway.api import Json, check_error, new_id
+from tests.gateway.conftest import MakeStack, Stack, make_stack
+from tests.servers import until
+
+__all__ = ["make_stack"]  # the gateway tests' fixture, used here too
+
+WAIT = 10.0  # a safety net: a socket that sends nothing fails, nothing is timed
+
+
+async def finished_game(stack: Stack) -> tuple[str, list[str]]:
+    """A two-seat game that seat 0 resigned (seat 1 won): its id and seat tokens."""
+    api = stack.api
+    game_id, _, tokens = await api.new_game("robbers", 2, {"match_rounds": 1})
+    reply = await api.command(game_id, tokens[0], {"id": new_id(), "type": "resign"})
+    assert reply.status == 200, reply
+
+    async def over() -> bool:  # (once the round's scores are recorded)
+        return bool((await api.view(game_id))["status"] == "finished")
+
+    await until(over, 20)
+    return game_id, tokens
+
+
+async def archive_and_forget(stack: Stack, path: Path, game_id: str) -> None:
+    """Run an archiver until ``game_id`` has left Redis; the gateway forgets its cached state
+    too (a cold gateway, or one that restarted)."""
+    keys = Keys(stack.settings.prefix)
+    archiver = Archiver(stack.redis, stack.settings, SqliteArchive(str(path)))
+    archiver.pass_seconds = 0.05
+    running = asyncio.create_task(archiver.run())
+    try:
+
+        async def gone() -> bool:
+            return not await stack.redis.exists(keys.events(game_id), keys.head(game_id))
+
+        await until(gone, 20, every=0.05)
+    finally:
+        archiver.stop()
+        await running
+    stack.server.app[GATEWAY].games.forget(game_id)
+
+
+async def test_a_rematch_of_a_game_only_in_the_archive_is_refused_and_makes_no_game(
+    make_stack: MakeStack, tmp_path: Path
+) -> None:
+    path = tmp_path / "archive.db"
+    # (A short command timeout: the link sent to a referee is what must not happen.)
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0, command_timeout=2)
+    game_id, tokens = await finished_game(stack)
+    await archive_and_forget(stack, path, game_id)
+    keys = Keys(stack.settings.prefix)
+    games = await stack.redis.smembers(keys.games())
+    view = await stack.api.view(game_id, tokens[1])
+    assert view["status"] == "finished" and view["rematch"] is None  # (from the archive)
+    for seat in (1, 0, 1):  # every click the same refusal
+        reply = await stack.api.call("POST", f"/api/games/{game_id}/rematch", {}, tokens[seat])
+        assert reply.status == 409, reply
+        check_error(reply.body, "rematch_closed")
+        assert "archived" in reply.body["error"]["message"]
+    assert await stack.redis.smembers(keys.games()) == games  # no game made, none left waiting
+    assert await stack.api.view(game_id, tokens[1]) == view  # the old game as it was
+
+
+async def test_a_rematch_whose_link_is_refused_is_cancelled(
+    make_stack: MakeStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game leaves Redis between the gateway's look and the link (made to happen here by
+    a look that misses it): the game made for the rematch is cancelled, not left waiting."""
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0, command_timeout=5)
+    game_id, tokens = await finished_game(stack)
+    await archive_and_forget(stack, path, game_id)
+    keys = Keys(stack.settings.prefix)
+    games = await stack.redis.smembers(keys.games())
+    gw = stack.server.app[GATEWAY]
+
+    async def still_held(game: str) -> bool:
+        return False
+
+    monkeypatch.setattr(gw.store, "forgotten", still_held)
+    reply = await stack.api.call("POST", f"/api/games/{game_id}/rematch", {}, tokens[1])
+    assert reply.status == 409, reply  # (the referee's game_archived, said as the route says it)
+    check_error(reply.body, "rematch_closed")
+    made = {m.decode() for m in await stack.redis.smembers(keys.games()) - games}
+    assert len(made) == 1, made  # the rematch's game, made before the link was refused
+    assert (await stack.api.view(made.pop()))["status"] == "cancelled"
+
+
+async def test_a_rematch_linked_before_the_game_left_redis_is_still_joined(
+    make_stack: MakeStack, tmp_path: Path
+) -> None:
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    api = stack.api
+    game_id, tokens = await finished_game(stack)
+    offered = await api.call("POST", f"/api/games/{game_id}/rematch", {}, tokens[1])
+    assert offered.status == 201, offered
+    await archive_and_forget(stack, path, game_id)
+    assert (await api.view(game_id))["rematch"] == offered.body["game_id"]  # (from the archive)
+    # Offered again from the archived game: the same rematch, joined.
+    joined = await api.call("POST", f"/api/games/{game_id}/rematch", {}, tokens[0])
+    assert joined.status == 201, joined
+    assert joined.body["game_id"] == offered.body["game_id"]
+    assert joined.body["seat"] != offered.body["seat"]
+    assert (await api.view(offered.body["game_id"]))["status"] == "playing"
+
+
+async def catch_up(ws: Any) -> tuple[list[Json], Json]:
+    """The events frames a socket is sent, then the view that ends them."""
+    events: list[Json] = []
+    while True:
+        message = await asyncio.wait_for(ws.receive(), WAIT)
+        assert message.type == WSMsgType.TEXT, message
+        doc = message.json()
+        if doc["type"] == "view":
+            return events, doc["view"]
+        assert doc["type"] == "events", doc
+        events += doc["events"]
+
+
+async def test_a_socket_catches_up_on_a_forgotten_game_from_the_archive(
+    make_stack: MakeStack, tmp_path: Path
+) -> None:
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    api = stack.api
+    game_id, tokens = await finished_game(stack)
+    await archive_and_forget(stack, path, game_id)
+    final = await api.view(game_id, tokens[1])
+    for after in (0, 5):
+        for token in (tokens[1], None):
+            query = f"?after={after}" + (f"&token={token}" if token else "")
+            ws = await stack.client.ws_connect(f"/api/games/{game_id}/ws{query}")
+            events, view = await catch_up(ws)
+            assert events == await api.events(game_id, token, after=after), (after, token)
+            assert [e["version"] for e in events] == list(range(after + 1, final["version"] + 1))
+            assert view == await api.view(game_id, token)
+            # A sync from the start: the same events again, then the view.
+            await ws.send_json({"type": "sync", "after": 0})
+            assert await catch_up(ws) == (await api.events(game_id, token), view)
+            await ws.close()
