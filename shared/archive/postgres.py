@@ -164,18 +164,9 @@ async def _insert_on(
     conn: psycopg.AsyncConnection[Any], entry: Entry, blob: bytes, digest: str
 ) -> bool:
     """In one transaction on ``conn``: the game's row and its players' unless it is there."""
-    row = (
-        entry.game_id,
-        entry.rules,
-        entry.finished,
-        entry.events,
-        entry.head,
-        digest,
-        blob,
-        entry.archived,
-    )
     async with conn.transaction():
-        cursor = await conn.execute(_pg(schema.INSERT_GAME), row)
+        params = schema.game_params(entry, blob, digest)
+        cursor = await conn.execute(_pg(schema.INSERT_GAME), params)
         inserted = cursor.rowcount == 1
         if inserted:
             await _seat_on(conn, entry)

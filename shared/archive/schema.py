@@ -178,9 +178,10 @@ def assemble(rows: Iterable[Sequence[Any]], players: Iterable[Sequence[Any]]) ->
     return out
 
 
-def replace_params(old: Entry, entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
-    """The parameters of ``REPLACE_GAME``: ``entry``'s row in place of ``old``'s."""
+def game_params(entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
+    """The parameters of ``INSERT_GAME``: ``entry``'s row."""
     return (
+        entry.game_id,
         entry.rules,
         entry.finished,
         entry.events,
@@ -188,10 +189,14 @@ def replace_params(old: Entry, entry: Entry, blob: bytes, digest: str) -> tuple[
         digest,
         blob,
         entry.archived,
-        entry.game_id,
-        old.events,
-        old.head,
     )
+
+
+def replace_params(old: Entry, entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
+    """The parameters of ``REPLACE_GAME``: ``entry``'s row in place of ``old``'s (its columns
+    as ``INSERT_GAME`` has them, the id last)."""
+    game_id, *columns = game_params(entry, blob, digest)
+    return (*columns, game_id, old.events, old.head)
 
 
 def player_rows(entry: Entry) -> list[tuple[str, int, str, int]]:

@@ -80,7 +80,7 @@ class SqliteArchive(Archive):
 
     async def _insert(self, entry: Entry, blob: bytes, digest: str) -> bool:
         def work(db: sqlite3.Connection) -> bool:
-            cursor = db.execute(schema.INSERT_GAME, _game_row(entry, blob, digest))
+            cursor = db.execute(schema.INSERT_GAME, schema.game_params(entry, blob, digest))
             inserted = cursor.rowcount == 1
             if inserted:
                 _seat(db, entry)
@@ -125,19 +125,6 @@ class SqliteArchive(Archive):
             return schema.assemble(rows, _players(db, ids) if ids else [])
 
         return await self._run(work)
-
-
-def _game_row(entry: Entry, blob: bytes, digest: str) -> tuple[Any, ...]:
-    return (
-        entry.game_id,
-        entry.rules,
-        entry.finished,
-        entry.events,
-        entry.head,
-        digest,
-        blob,
-        entry.archived,
-    )
 
 
 def _transaction(work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
