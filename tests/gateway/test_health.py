@@ -3,16 +3,11 @@ CORS (no cross-origin grant)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
-import fakeredis
 import pytest
-from fakeredis._helpers import SimpleError
-from fakeredis.model import is_write_command
 from redis.exceptions import ReadOnlyError
 
 from services.gateway.errors import ERROR_CODES
@@ -59,43 +54,29 @@ async def test_health_and_readiness(stack: Stack) -> None:
     assert (await stack.api.call("GET", "/readyz")).status == 200
 
 
-@contextlib.contextmanager
-def read_only(server: fakeredis.FakeServer) -> Iterator[None]:
-    """The server as a read-only replica (``REPLICAOF`` another): it answers pings and reads,
-    and refuses every write with ``READONLY``, as Redis does (by the command's flags)."""
-    validate = server.acl.validate_command
-
-    def refuse_writes(user: bytes, client: Any, fields: list[bytes]) -> None:
-        if fields and is_write_command(fields[0].lower()):
-            raise SimpleError("READONLY You can't write against a read only replica.")
-        validate(user, client, fields)
-
-    server.acl.validate_command = refuse_writes  # type: ignore[assignment,method-assign]
-    try:
-        yield
-    finally:
-        server.acl.validate_command = validate  # type: ignore[method-assign]
-
-
-async def test_not_ready_while_redis_refuses_writes(stack: Stack) -> None:
+async def test_not_ready_while_redis_refuses_writes(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every command, create and limit of the gateway writes: a Redis that answers pings but
-    refuses writes is no Redis to send traffic to. The gateway's own loop finds it so (the
-    probe calls nothing), and ready again once Redis takes writes."""
+    refuses writes (a read-only replica) is no Redis to send traffic to. The readiness loop's
+    round trip is a write, so the gateway's own loop finds it so (the probe calls nothing),
+    and ready again once Redis takes writes."""
     gateway = stack.server.app[GATEWAY]
-    server = stack.redis.connection_pool.connection_kwargs["server"]
+    writes = gateway.client.pexpire
+
+    async def read_only(*args: Any, **kwargs: Any) -> Any:
+        raise ReadOnlyError("You can't write against a read only replica.")
 
     async def readyz(status: str) -> Any:
         """/readyz's body once its status is ``status``."""
         body = (await stack.api.call("GET", "/readyz")).body
         return body if body["status"] == status else None
 
-    with read_only(server):
-        assert await stack.redis.ping()
-        with pytest.raises(ReadOnlyError):
-            await stack.redis.set(f"{stack.settings.prefix}x", 1)
-        refused = await until(lambda: readyz("not ready"), WAIT)
-        assert refused["detail"].startswith("redis:") and "read only" in refused["detail"]
-        assert gateway.readiness.problem is not None
+    monkeypatch.setattr(gateway.client, "pexpire", read_only)
+    assert await gateway.client.ping()  # pings still answered
+    refused = await until(lambda: readyz("not ready"), WAIT)
+    assert refused["detail"].startswith("redis:") and "read only" in refused["detail"]
+    monkeypatch.setattr(gateway.client, "pexpire", writes)
     await until(lambda: readyz("ready"), WAIT)
 
 
