@@ -15,13 +15,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from aiohttp import web
 
 from services.gateway import archived
-from services.gateway.errors import ApiError, error
+from services.gateway.errors import ApiError, error, unavailable
 from services.gateway.ratelimit import Clock, RateLimited
 from services.gateway.routes import add_routes
 from services.gateway.state import GATEWAY, Gateway
 from shared.infra.client import RedisClient
 from shared.infra.observability import health_routes
 from shared.infra.settings import Settings
+from shared.infra.transient import transient
 
 WARM = web.AppKey("warm", bool)
 
@@ -63,7 +64,16 @@ async def errors_and_metrics(
             raise
         code = {401: "unauthorized", 403: "forbidden", 404: "not_found"}.get(status, "bad_request")
         return error(status, code, err.text or err.reason)
-    except Exception:
+    except Exception as err:
+        if transient(err):  # Redis full, read-only, loading or away: one line, no traceback
+            status = 503
+            gw.log.warning(
+                "request refused: Redis cannot take it now",
+                path=request.path,
+                method=request.method,
+                error=str(err)[:200],
+            )
+            return unavailable(err)
         status = 500
         gw.log.exception("request failed", path=request.path, method=request.method)
         return error(500, "internal", "the server failed to answer; retrying may help")

@@ -30,6 +30,9 @@ GATEWAY_ERRORS: dict[str, str] = {
     "game_archived": "the game's log has left Redis (archived once over, or lost with Redis's "
     "data): it takes no more commands; an archived game stays readable",
     "internal": "the server failed to answer (a bug, or its Redis is away); retrying may help",
+    "unavailable": "the service's Redis cannot take the request now (out of memory, read-only, "
+    "loading or unreachable); send it again after Retry-After seconds (the same command id "
+    "or Idempotency-Key)",
     "stale_version": "expected_version is not the game's current version",
     "command_id_reused": "the command id was used before for a different command",
     "idempotency_key_reused": "the Idempotency-Key was used before with a different body",
@@ -60,6 +63,8 @@ TOURNAMENT_ERRORS = {
 ERROR_CODES: dict[str, str] = REJECTIONS | GATEWAY_ERRORS | TOURNAMENT_ERRORS
 
 # Refusals that are a conflict with the game's state (409) rather than a rules refusal (422).
+UNAVAILABLE_RETRY_SECONDS = 1  # Retry-After of a request Redis could not take
+
 CONFLICTS = frozenset(
     {
         "not_your_turn",
@@ -96,6 +101,15 @@ def error_frame(code: str, message: str) -> str:
     return jsontext.dumps({"type": "error", **error_body(code, message)})
 
 
+def unavailable(err: BaseException) -> web.Response:
+    """The answer to a request that failed for Redis's reasons (``transient``): a 503 the
+    client may retry after a second, not an ``internal`` failure of ours."""
+    message = f"Redis cannot take the request now ({type(err).__name__}); retry"
+    response = error(503, "unavailable", message)
+    response.headers["Retry-After"] = str(UNAVAILABLE_RETRY_SECONDS)
+    return response
+
+
 def error(status: int, code: str, message: str, **extra: Any) -> web.Response:
     """An error response with the published shape."""
     return web.json_response(error_body(code, message, **extra), status=status)
@@ -121,4 +135,6 @@ def status_for(code: str) -> int:
         return 404
     if code in ("command_failed", "internal"):
         return 500
+    if code == "unavailable":
+        return 503
     return 409 if code in CONFLICTS else 422

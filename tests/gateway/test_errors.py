@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
 from services.gateway.errors import ERROR_CODES
+from services.gateway.state import GATEWAY
 from services.referee.referee import Referee
 from shared.core.cards import cards_str, sorted_cards
 from shared.core.commands import Context, Start
@@ -503,7 +505,9 @@ async def test_odd_query_values_and_plain_requests_get_published_errors(stack: S
     check_error(reply.body)
 
 
-async def test_a_failure_behind_the_gateway_is_a_500_in_the_published_shape(stack: Stack) -> None:
+async def test_redis_away_is_a_503_to_retry_in_the_published_shape(stack: Stack) -> None:
+    """A request that failed for Redis's reasons (away, full, read-only) is no failure of the
+    gateway's: 503 ``unavailable`` with ``Retry-After``, not a 500."""
     api = stack.api
     game_id, _, _ = await started(stack)
     server = stack.redis.connection_pool.connection_kwargs["server"]
@@ -511,8 +515,24 @@ async def test_a_failure_behind_the_gateway_is_a_500_in_the_published_shape(stac
     try:
         # The events list always reads the log (a view may come from the cache for a second).
         reply = await api.call("GET", f"/api/games/{game_id}/events")
-        assert reply.status == 500, reply
-        check_error(reply.body, "internal")
+        assert reply.status == 503, reply
+        check_error(reply.body, "unavailable")
+        assert reply.headers["Retry-After"] == "1"
     finally:
         server.connected = True
     assert (await api.call("GET", f"/api/games/{game_id}")).status == 200
+
+
+async def test_a_failure_of_the_gateways_own_is_a_500_in_the_published_shape(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = stack.api
+    game_id, _, _ = await started(stack)
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(stack.server.app[GATEWAY].store, "read", broken)
+    reply = await api.call("GET", f"/api/games/{game_id}/events")
+    assert reply.status == 500, reply
+    check_error(reply.body, "internal")

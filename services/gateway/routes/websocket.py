@@ -17,6 +17,7 @@ from services.gateway.ratelimit import SocketLimits
 from services.gateway.state import CATCH_UP_PAGE, GATEWAY, Gateway
 from shared.infra import jsontext
 from shared.infra.settings import Settings
+from shared.infra.transient import transient
 
 HEARTBEAT_SECONDS = 20.0
 """A socket silent this long is pinged, and closed if no pong comes within half of it: a client
@@ -93,7 +94,12 @@ async def _or_error(gw: Gateway, watcher: Watcher, work: Awaitable[None]) -> Non
     nothing, nor its socket ended without a word, and may ask again."""
     try:
         await work
-    except Exception:
+    except Exception as err:
+        if transient(err):  # Redis full, read-only, loading or away
+            gw.log.warning("a socket's request refused", error=str(err)[:200])
+            why = f"Redis cannot take the request now ({type(err).__name__}); retry"
+            watcher.outbox.put(error_frame("unavailable", why))
+            return
         gw.log.exception("a socket's request failed", **watcher_info(watcher))
         failed = error_frame("internal", "the server failed to answer; retrying may help")
         watcher.outbox.put(failed)
