@@ -64,8 +64,10 @@ class ArchivedStore(RedisEventStore):
 
     async def forgotten(self, game_id: str) -> bool:
         """Whether Redis has let the game go: what is left of it is in the archive, which takes
-        no more events (no command can change it)."""
-        return (await super().version(game_id))[0] == 0
+        no more events (no command can change it). A game that never was is not."""
+        if (await super().version(game_id))[0]:
+            return False
+        return await self.archived(game_id) is not None
 
     async def _gone(self, game_id: str, after: int, found: list[Any]) -> bool:
         """Whether a read that found ``found`` should ask the archive: nothing found, and the

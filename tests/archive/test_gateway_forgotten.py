@@ -157,3 +157,44 @@ async def test_a_socket_catches_up_on_a_forgotten_game_from_the_archive(
             await ws.send_json({"type": "sync", "after": 0})
             assert await catch_up(ws) == (await api.events(game_id, token), view)
             await ws.close()
+
+
+async def test_a_create_retried_after_its_game_left_redis_makes_no_other_game(
+    make_stack: MakeStack, tmp_path: Path
+) -> None:
+    """A create sent again with its Idempotency-Key names the same game, and the referees answer
+    its command id with its first outcome, from the game's log. Once that log has left Redis,
+    sent again, the create would make another game under the archived game's id (whose log the
+    archive then refuses for ever): it is refused instead, and nothing is made."""
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    api = stack.api
+    key = {"Idempotency-Key": new_id()}
+    body = {"rules": "robbers", "seats": 2, "options": {"match_rounds": 1}}
+    made = await api.call("POST", "/api/games", body, headers=key)
+    assert made.status == 201, made
+    game_id, host = made.body["game_id"], made.body["host_token"]
+    tokens = [""] * 2
+    for n in range(2):
+        seat, token = await api.sit(game_id, f"p{n}")
+        tokens[seat] = token
+    await api.start(game_id, host)
+    resigned = await api.command(game_id, tokens[0], {"id": new_id(), "type": "resign"})
+    assert resigned.status == 200, resigned
+
+    async def over() -> bool:
+        return bool((await api.view(game_id))["status"] == "finished")
+
+    await until(over, WAIT)
+    again = await api.call("POST", "/api/games", body, headers=key)
+    assert again.status == 201 and again.body["game_id"] == game_id, again  # still in Redis
+    await archive_and_forget(stack, path, game_id)
+    stack.referee.games.forget(game_id)  # a referee that never held it (restarted, or another)
+    keys = Keys(stack.settings.prefix)
+    games = await stack.redis.smembers(keys.games())
+    refused = await api.call("POST", "/api/games", body, headers=key)
+    assert refused.status == 409, refused
+    check_error(refused.body, "game_archived")
+    assert await stack.redis.smembers(keys.games()) == games
+    assert not await stack.redis.exists(keys.events(game_id), keys.head(game_id))
+    assert (await api.view(game_id))["status"] == "finished"  # the archived game, as it was

@@ -62,7 +62,14 @@ async def create_game(request: web.Request) -> web.Response:
     if bots:
         payload["bots"] = bots  # (a retry with other bots is another request)
     # A retry with the same key names the same game (its create command is answered as it was).
-    game_id = await gw.idempotency.create(address, key, payload, "g" + secrets.token_hex(8))
+    fresh = "g" + secrets.token_hex(8)
+    game_id = await gw.idempotency.create(address, key, payload, fresh)
+    if game_id != fresh and await gw.store.forgotten(game_id):
+        # Its log, with the command ids it answered, has left Redis: sent again, the create
+        # would make another game under an archived game's id.
+        raise ApiError(
+            409, "game_archived", f"game {game_id} was made, played to its end and archived"
+        )
     entry = CommandEntry(game_id, "create", "create", payload, at=time.time())
     answer = await forward_keyed(gw, entry, key)
     if answer["status"] != "accepted":

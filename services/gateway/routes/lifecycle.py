@@ -12,7 +12,6 @@ from typing import Any
 
 from aiohttp import web
 
-from services.gateway.archived import ArchivedStore
 from services.gateway.auth import HOST
 from services.gateway.bodies import Leave, Rematch, RematchSeat
 from services.gateway.errors import ApiError, status_for
@@ -101,18 +100,12 @@ async def offer_rematch(request: web.Request) -> web.Response:
     if old.status != "finished":
         raise ApiError(409, "game_not_over", "a rematch can only be offered once the game is over")
     if not old.rematch:
-        if await _archived(gw, game_id):
+        if await gw.store.forgotten(game_id):
             # Refused before the rematch is made: made, it would wait for a link that never
             # comes, its seats reserved, until it expired.
             raise _closed()
         await _make_rematch(gw, game_id, old, seat)
     return await _join(request, game_id, seat)
-
-
-async def _archived(gw: Gateway, game_id: str) -> bool:
-    """Whether the game is only in the archive now (Redis let it go)."""
-    store = gw.store
-    return isinstance(store, ArchivedStore) and await store.forgotten(game_id)
 
 
 def _closed() -> ApiError:
@@ -167,7 +160,7 @@ async def _make_rematch(gw: Gateway, game_id: str, old: GameState, seat: int) ->
         # rematch. (After a timeout the link may still be applied: that game is kept.)
         with contextlib.suppress(ApiError):
             await gw.forward(CommandEntry(new_id, "cancel", "cancel", at=time.time()))
-        if answer.get("code") == "game_archived" or await _archived(gw, game_id):
+        if answer.get("code") == "game_archived" or await gw.store.forgotten(game_id):
             raise _closed()
         raise _refused(answer)
     linked = (await gw.games.load(game_id, fresh=True)).state.rematch

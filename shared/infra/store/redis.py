@@ -196,6 +196,11 @@ class RedisEventStore(EventStore):
             return (0, GENESIS_HASH)
         return (int(version), _text(head))
 
+    async def forgotten(self, game_id: str) -> bool:
+        """Whether the game's log has left Redis for an archive (it then takes no more events):
+        never, for Redis alone (a store that reads an archive too says otherwise)."""
+        return False
+
     async def subscribe(self, game_id: str, after: int = 0) -> AsyncIterator[StoredEvent]:
         check_game_id(game_id)
         if type(after) is not int or after < 0:
