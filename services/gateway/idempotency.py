@@ -36,6 +36,7 @@ from aiohttp import web
 from services.gateway.errors import ApiError
 from shared.infra import jsontext
 from shared.infra.bus import fingerprint
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
 
 HEADER = "Idempotency-Key"
@@ -79,7 +80,7 @@ def _digest(*parts: str) -> str:
 class Idempotency:
     """The bindings of idempotency keys."""
 
-    def __init__(self, client: Any, keys: Keys, seconds: int) -> None:
+    def __init__(self, client: RedisClient, keys: Keys, seconds: int) -> None:
         self.keys = keys
         self.seconds = seconds
         self._bind = client.register_script(BIND)

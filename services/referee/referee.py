@@ -122,7 +122,7 @@ class Effects:
     in, so that an entry whose side effects are not all written stays pending and is handled
     again (and a timer it would remove still fires)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.writes = client.pipeline(transaction=False)
         self.settles = client.pipeline(transaction=False)
 

@@ -45,6 +45,8 @@ class CommandGroup(Protocol):
 
     def sadd(self, name: Key, *values: Value) -> object: ...
 
+    def set(self, name: Key, value: Value, ex: int | None = None) -> object: ...
+
     def xack(self, name: Key, groupname: str, *ids: StreamId) -> object: ...
 
     def xadd(
@@ -211,6 +213,18 @@ class RedisClient(Protocol):
         consumername: str | None = None,
     ) -> Awaitable[Any]: ...
 
+    def xclaim(
+        self,
+        name: Key,
+        groupname: str,
+        consumername: str,
+        min_idle_time: int,
+        message_ids: Any,  # (redis-py's list, invariant in its element type)
+        *,
+        retrycount: int | None = None,
+        justid: bool = False,
+    ) -> Any: ...
+
     def xgroup_create(
         self, name: Key, groupname: str, id: StreamId = "$", mkstream: bool = False
     ) -> Awaitable[Any]: ...
@@ -221,6 +235,8 @@ class RedisClient(Protocol):
 
     # The connection, scripts, pipelines.
     def ping(self) -> Awaitable[Any]: ...
+
+    def time(self) -> Any: ...  # (redis-py's answer, or one to await)
 
     def register_script(self, script: str) -> AsyncScript: ...
 

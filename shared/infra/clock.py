@@ -23,12 +23,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
 
 import structlog
 from redis.asyncio.cluster import RedisCluster
 
 from shared.infra.autopipe import raw_client
+from shared.infra.client import RedisClient
 
 SYNC_SECONDS = 5.0
 MAX_ERROR = 0.5  # seconds: half the longest round trip whose reading replaces a good offset
@@ -38,7 +38,10 @@ class RedisClock:
     """Unix seconds as Redis counts them; call it for the time (no round trip)."""
 
     def __init__(
-        self, client: Any, local: Callable[[], float] = time.monotonic, every: float = SYNC_SECONDS
+        self,
+        client: RedisClient,
+        local: Callable[[], float] = time.monotonic,
+        every: float = SYNC_SECONDS,
     ) -> None:
         self.client = client
         self.local = local

@@ -25,6 +25,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from shared.infra.client import RedisClient
+
 TRANSIENT: tuple[type[BaseException], ...] = (
     OutOfMemoryError,
     RedisConnectionError,  # the project's WireDown too
@@ -60,7 +62,9 @@ def refused(what: str, results: list[Any]) -> None:
         raise WritesRefused(what, errors)
 
 
-async def forgive(client: Any, stream: str, group: str, consumer: str, entry_id: Any) -> bool:
+async def forgive(
+    client: RedisClient, stream: str, group: str, consumer: str, entry_id: Any
+) -> bool:
     """Take back the last delivery of ``entry_id`` (still pending for ``consumer``) from its
     delivery count; whether it was pending there."""
     pending = await client.xpending_range(stream, group, min=entry_id, max=entry_id, count=1)
