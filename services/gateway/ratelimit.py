@@ -55,6 +55,7 @@ from aiohttp.abc import AbstractStreamWriter
 from services.gateway.auth import token_hash
 from services.gateway.client_address import counted_address, trusted_networks
 from services.gateway.errors import ApiError, error_body
+from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 
@@ -248,7 +249,7 @@ class Pass:
 class Limits:
     """Every limit of the gateway (from the settings) and their checks."""
 
-    def __init__(self, client: Any, settings: Settings, clock: Clock | None = None) -> None:
+    def __init__(self, client: RedisClient, settings: Settings, clock: Clock | None = None) -> None:
         self.keys = Keys(settings.prefix)
         self.clock = clock
         self.local = clock or time.monotonic  # this process's time: copies, refusals' figures
