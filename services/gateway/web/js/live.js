@@ -2,10 +2,15 @@
 // between. It reconnects by itself with backoff (0.5 s doubling to 15 s, with jitter) and asks
 // for what it missed (?after=<the last version it saw>). Closed as too slow (the server's queue
 // for this socket filled up), it reconnects at once: the server is there, this client fell behind.
+// Told the server could not answer (an error frame: its Redis away, a catch-up it could not
+// read), it asks again the same way rather than sit on a view that may be behind; the backoff
+// starts over only once a view has come.
 
 import { socketUrl } from "./api.js";
 
 const TOO_SLOW = 4008; // the server's close code for a socket that let its queue fill up
+const ASK_AGAIN = 4001; // this client's close code after the server said it could not answer
+const SERVER_FAILED = new Set(["internal", "unavailable"]); // error frames worth asking again
 
 export class Live {
   constructor(gameId, token, { onView, onEvents, onStatus }) {
@@ -56,10 +61,7 @@ export class Live {
       return;
     }
     this.socket = socket;
-    socket.addEventListener("open", () => {
-      this.attempt = 0;
-      this.onStatus("live");
-    });
+    socket.addEventListener("open", () => this.onStatus("live"));
     socket.addEventListener("message", (message) => {
       let data;
       try {
@@ -69,6 +71,7 @@ export class Live {
       }
       // A view comes alone, or with the answer to a command sent on this socket.
       if ((data.type === "view" || data.type === "answer") && data.view) {
+        this.attempt = 0; // the server answers again: the next trouble starts the backoff over
         if (this.version === null || data.view.version >= this.version) {
           this.version = data.view.version;
           this.onView(data.view);
@@ -77,6 +80,8 @@ export class Live {
         this.onEvents(data.events);
         const last = data.events[data.events.length - 1];
         if (last && Number.isInteger(last.version)) this.saw(last.version); // got up to there
+      } else if (data.type === "error" && data.error && SERVER_FAILED.has(data.error.code)) {
+        socket.close(ASK_AGAIN, "asking again"); // "close" schedules it, with backoff
       }
     });
     socket.addEventListener("close", (event) => {
