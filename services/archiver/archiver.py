@@ -8,7 +8,10 @@ group of its own (``archiver``) and notes each game whose ``MatchEnded`` it hear
 a sweep of the games index every ``sweep_seconds`` catches the games whose news it missed
 (the feed is trimmed; the archiver may have been down). Each pass archives the due games and
 forgets the archived ones whose retention is up (``shared/archive/mover.py``; the order that
-makes a kill at any point harmless is ``shared/infra/retention.py``'s).
+makes a kill at any point harmless is ``shared/infra/retention.py``'s). Finished tournaments
+go the same way (``shared/archive/tournament_mover.py``): no news tells of a tournament's
+finish, so the same sweep looks through the tournaments' index for them, and each pass archives
+them (audited, every table's game with them) and forgets them after the games.
 
 It also keeps the streams bounded (``shared/infra/trimming.py``): every ``tidy_seconds`` the
 command streams (the games' and the tournaments') and the feed are trimmed below what their
@@ -34,7 +37,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from services.archiver.reach import ArchiveReach
 from shared.archive.base import Archive, ArchiveError
-from shared.archive.mover import BATCH, FAILED, Mover
+from shared.archive.mover import BATCH, FAILED, Mover, Moving
+from shared.archive.tournament_mover import TournamentMover
 from shared.infra.bus import Bus
 from shared.infra.client import RedisClient
 from shared.infra.consumer import ConsumerMetrics, Delivery, Reading, StreamConsumer
@@ -89,6 +93,17 @@ class Archiver:
         self.forgotten = Counter(
             "archiver_forgotten_total", "Archived games removed from Redis", registry=self.registry
         )
+        self.tournament_outcomes = Counter(
+            "archiver_tournaments_total",
+            "Tournaments looked at, by outcome",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.tournaments_forgotten = Counter(
+            "archiver_tournaments_forgotten_total",
+            "Archived tournaments removed from Redis",
+            registry=self.registry,
+        )
         self.failures = Counter(
             "archiver_failures_total", "Passes or feed entries that failed", registry=self.registry
         )
@@ -106,11 +121,21 @@ class Archiver:
         )
         self.waiting = Gauge(
             "archiver_set_size",
-            "Games due (not archived yet) and kept (archived, in Redis)",
+            "Games (and tournaments: tournaments_due, tournaments_kept) due (not archived yet) "
+            "and kept (archived, in Redis)",
             ["set"],
             registry=self.registry,
         )
         self.mover = Mover(
+            client,
+            self.keys,
+            archive,
+            settings.retain_seconds,
+            clock,
+            on_write=self._wrote,
+            log=self.log,
+        )
+        self.tournaments = TournamentMover(
             client,
             self.keys,
             archive,
@@ -221,27 +246,38 @@ class Archiver:
 
     async def one_pass(self) -> dict[str, int]:
         """Archive what is due (a batch at a time while batches come full), then forget what
-        has been kept long enough; the outcomes counted."""
+        has been kept long enough: the games, then the tournaments. The games' outcomes
+        counted, and the tournaments' that happened as ``tournament_<outcome>``."""
+        total = await self._moved(self.mover, self.outcomes, self.forgotten)
+        tournaments = await self._moved(
+            self.tournaments, self.tournament_outcomes, self.tournaments_forgotten
+        )
+        total.update({f"tournament_{name}": n for name, n in tournaments.items() if n})
+        for prefix, mover in (("", self.mover), ("tournaments_", self.tournaments)):
+            for name, size in (await mover.retention.sizes()).items():
+                self.waiting.labels(prefix + name).set(size)
+        return total
+
+    async def _moved(self, mover: Moving, outcomes: Counter, forgotten: Counter) -> dict[str, int]:
+        """One pass of ``mover`` (games' or tournaments'); its outcomes counted."""
         total: dict[str, int] = {}
         while not self.stopping.is_set():
-            counts = await self.mover.archive_due(BATCH)
+            counts = await mover.archive_due(BATCH)
             for outcome, n in counts.items():
-                self.outcomes.labels(outcome).inc(n)
+                outcomes.labels(outcome).inc(n)
                 total[outcome] = total.get(outcome, 0) + n
             if FAILED in counts:
-                raise ArchiveError("the archive did not take a game (see the log)")
+                raise ArchiveError(f"the archive did not take a {mover.noun} (see the log)")
             if sum(counts.values()) < BATCH:
                 break
         while not self.stopping.is_set():
-            gone = await self.mover.forget_expired(BATCH)
+            gone = await mover.forget_expired(BATCH)
             if gone:
-                self.reach.reached()  # each forgotten game's row was read back
-            self.forgotten.inc(gone)
+                self.reach.reached()  # each one forgotten had its row read back
+            forgotten.inc(gone)
             total["forgotten"] = total.get("forgotten", 0) + gone
             if gone < BATCH:
                 break
-        for name, size in (await self.mover.retention.sizes()).items():
-            self.waiting.labels(name).set(size)
         return total
 
     def _wrote(self, seconds: float) -> None:
@@ -271,13 +307,13 @@ class Archiver:
     async def _sweep_loop(self) -> None:
         while not self.stopping.is_set():
             try:
-                if await self.mover.sweep():
+                if await self.mover.sweep() + await self.tournaments.sweep():
                     self.wake.set()
             except asyncio.CancelledError:
                 raise
             except Exception as err:
                 self.failures.inc()
-                self.log.warning("sweeping the games index failed", error=str(err))
+                self.log.warning("sweeping the games' or tournaments' index failed", error=str(err))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), self.sweep_seconds)
 

@@ -1,4 +1,5 @@
-"""`rummy archiver`: the archiver process (finished games from Redis to the archive)."""
+"""`rummy archiver`: the archiver process (finished games and tournaments from Redis to the
+archive)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser(
         "archiver",
         help="run the archiver (needs REDIS_URL and RUMMY_ARCHIVE_URL)",
-        description="Archives every finished game (its record, audited) into RUMMY_ARCHIVE_URL "
-        "(postgresql://... or sqlite:///path) and removes it from Redis RUMMY_RETAIN_SECONDS "
-        "after its archive row is read back. Health and metrics on RUMMY_HTTP_PORT (default "
-        "9103). See docs/archive.md.",
+        description="Archives every finished game and tournament (its record, audited) into "
+        "RUMMY_ARCHIVE_URL (postgresql://... or sqlite:///path) and removes it from Redis "
+        "RUMMY_RETAIN_SECONDS after its archive row is read back. Health and metrics on "
+        "RUMMY_HTTP_PORT (default 9103). See docs/archive.md.",
     )
 
 

@@ -1,4 +1,4 @@
-"""Finished games the gateway reads from the archive once Redis has let them go.
+"""Finished games and tournaments the gateway reads from the archive once Redis has let them go.
 
 Everything the gateway shows of a game goes through its event store (views fold its events,
 replays and exports take its records, the events route pages through them), so the fallback is
@@ -7,7 +7,12 @@ finished game never changes, so records fetched are kept (a few, least recently 
 lobby's finished list goes on, past the finished games Redis still holds, with the archived
 ones it no longer does (they leave the lobby's Redis sets with their logs).
 
-``attach(app)`` is the one call: it puts both in place on the app's gateway when an archive is
+Tournaments the same way: their logs' store falls back to the archived record of a finished
+tournament Redis no longer holds (its page, its log for audit), and the tournament lobby's
+finished and all listings go on, past the rows Redis keeps, with the archived tournaments it
+no longer does.
+
+``attach(app)`` is the one call: it puts them in place on the app's gateway when an archive is
 configured (``RUMMY_ARCHIVE_URL``), and opens and closes the archive with the app.
 """
 
@@ -32,6 +37,7 @@ from shared.infra.store.base import StoreError
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.stored import StoredEvent
 from shared.infra.summary import summary_of
+from shared.infra.tournaments import ALL
 
 KEPT_RECORDS = 64  # archived games' events kept in memory
 
@@ -52,15 +58,25 @@ class ArchivedStore(RedisEventStore):
             return events
         try:
             await self.archive.open()  # at once when open: it may have been away at start
-            record = await self.archive.fetch(game_id)
+            events = await self._fetch(game_id)
         except ArchiveError as err:
             raise StoreError(f"the archive cannot be read: {err}") from err
-        if record is None:
+        if events is None:
             return None
-        self._kept[game_id] = record.events
+        self._kept[game_id] = events
         while len(self._kept) > KEPT_RECORDS:
             self._kept.popitem(last=False)
-        return record.events
+        return events
+
+    async def _fetch(self, game_id: str) -> tuple[StoredEvent, ...] | None:
+        """The archived record's events."""
+        record = await self.archive.fetch(game_id)
+        return None if record is None else record.events
+
+    async def _archived_head(self, game_id: str) -> tuple[int, str] | None:
+        """The archived record's head."""
+        entry = await self.archive.entry(game_id)
+        return None if entry is None else (entry.events, entry.head)
 
     async def forgotten(self, game_id: str) -> bool:
         """Whether Redis has let the game go: what is left of it is in the archive, which takes
@@ -110,10 +126,50 @@ class ArchivedStore(RedisEventStore):
             return head
         try:
             await self.archive.open()
-            entry = await self.archive.entry(game_id)
+            archived = await self._archived_head(game_id)
         except ArchiveError as err:
             raise StoreError(f"the archive cannot be read: {err}") from err
-        return head if entry is None else (entry.events, entry.head)
+        return head if archived is None else archived
+
+
+class ArchivedTournamentLogs(ArchivedStore):
+    """The tournaments' logs (``Keys.tournament_logs``), falling back to the archived record of
+    a finished tournament Redis no longer holds. Its record is final: once a tournament has left
+    Redis, the tournament service refuses every command for it."""
+
+    async def _fetch(self, game_id: str) -> tuple[StoredEvent, ...] | None:
+        record = await self.archive.fetch_tournament(game_id)
+        return None if record is None else record.events
+
+    async def _archived_head(self, game_id: str) -> tuple[int, str] | None:
+        entry = await self.archive.tournament_entry(game_id)
+        return None if entry is None else (entry.events, entry.head)
+
+
+class ArchivedTournaments:
+    """The tournament lobby's finished and all listings past Redis's rows (``PastTournaments``):
+    the archived tournaments Redis no longer lists, newest finished first, each as the row it
+    had when it was archived."""
+
+    def __init__(self, client: RedisClient, keys: Keys, archive: Archive) -> None:
+        self.client = client
+        self.keys = keys
+        self.archive = archive
+
+    async def rows(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int, bool]:
+        try:
+            await self.archive.open()
+            entries, more = await self.archive.tournament_listing(limit, offset)
+        except ArchiveError as err:
+            raise StoreError(f"the archive cannot be read: {err}") from err
+        listed = self.keys.tournaments(ALL)
+        held = await asyncio.gather(
+            *(self.client.zscore(listed, entry.tournament_id) for entry in entries)
+        )
+        rows = [  # (those Redis still lists are listed from its rows)
+            dict(entry.summary) for entry, score in zip(entries, held, strict=True) if score is None
+        ]
+        return rows, len(entries), more
 
 
 ARCHIVED_CURSOR = 500_000_000  # cursors from here on page through the archive's games
@@ -165,9 +221,9 @@ class ArchivedLobby(Lobby):
 
 
 def attach(app: web.Application) -> None:
-    """Read finished games from the archive, if one is configured: the gateway's store and
-    lobby fall back to it (opening it on first use: it may be away when the gateway starts),
-    and the app closes it."""
+    """Read finished games and tournaments from the archive, if one is configured: the
+    gateway's stores and lobbies fall back to it (opening it on first use: it may be away when
+    the gateway starts), and the app closes it."""
     gw: Gateway = app[GATEWAY]
     if not gw.settings.archive_url:
         return
@@ -177,6 +233,9 @@ def attach(app: web.Application) -> None:
     gw.games.store = store
     gw.frames.store = store  # (sockets' catch-ups)
     gw.lobby = ArchivedLobby(gw.client, gw.keys, gw.games, archive)
+    desk = gw.tournaments
+    desk.log.store = ArchivedTournamentLogs(gw.client, gw.keys.tournament_logs(), archive)
+    desk.past = ArchivedTournaments(gw.client, gw.keys, archive)
 
     async def closed(app: web.Application) -> None:
         await archive.close()

@@ -19,6 +19,9 @@
   of games that are tables' games (``Keys.tournament_tables``, which a tournament's games
   leave just before its finish is appended), and sweeps every running tournament at start and
   every ``sweep_seconds`` for any step not yet done.
+- A finished tournament the archiver has let go from Redis (``docs/archive.md``) takes no more
+  commands: with an archive, a command for a tournament with no log in Redis but a record in
+  the archive is refused, nothing appended.
 - Several processes may run: the appends' expected versions and the command ids keep their
   work from being done twice. Each heartbeats among the ``tournaments:members``; the first
   live one by name forgets the departed ones' consumers in its groups (every start is a new
@@ -373,6 +376,8 @@ class TournamentService:
     async def _relist(self, tournament_id: str) -> None:
         state = (await self.log.load(tournament_id)).state
         if state.status and not await self.index.listed(tournament_id, state.status):
+            if not (await self.log.store.version(tournament_id))[0]:
+                return  # (a kept fold of a log the archiver has let go: listed no more)
             created = await self.log.created(tournament_id)
             await self.index.place(tournament_id, state.status, created, summary(state))
 
@@ -499,6 +504,10 @@ class TournamentService:
                 )
             return _answer("accepted", seen.last_version, seen.head, duplicate=True)
         folded = await self.log.load(tournament_id)
+        if not folded.version:
+            archived = await self._archived_tournament(tournament_id, kind)
+            if archived is not None:
+                return archived
         try:
             command = command_from(kind, payload)
             if kind == "create" and payload.get("tournament_id") != tournament_id:
@@ -525,6 +534,26 @@ class TournamentService:
         created = await self.log.created(tournament_id) or time.time()
         await self.index.place(tournament_id, after.state.status, created, summary(after.state))
         return _answer("accepted", result.last_version, result.head, duplicate=result.duplicate)
+
+    async def _archived_tournament(self, tournament_id: str, kind: str) -> dict[str, Any] | None:
+        """The refusal of a command (of ``kind``) for a tournament whose log has left Redis for
+        the archive (played to its finish, archived, and let go after its retention), else
+        None. Its archived record is final: a ruling would append to a log that is gone, and a
+        create sent again (its command outcome went with the log) would make another
+        tournament under the archived one's id, whose log the archive would refuse for ever.
+        A create is refused as for any tournament that exists, the rest as for one over."""
+        if self.archive is None:
+            return None
+        await self.archive.open()
+        entry = await self.archive.tournament_entry(tournament_id)
+        if entry is None:
+            return None
+        code = "tournament_exists" if kind == "create" else "tournament_finished"
+        message = (
+            f"tournament {tournament_id} was played to its finish and archived: its record is "
+            "final and takes no more commands (it stays readable)"
+        )
+        return _answer("rejected", entry.events, entry.head, code, message, "tournament_id")
 
     async def step(self, tournament_id: str, command: Command) -> dict[str, Any]:
         """Append one of the service's own steps (its command id names the step)."""

@@ -12,36 +12,35 @@ rather than hand out a record that is not the one stored.
 
 Listing pages by keyset ``(finished, game_id)``, newest first, so a page costs the same however
 deep it is and a game archived while someone pages does not shift what they see.
+
+A finished tournament is kept the same way (``store_tournament``: its log's record, audited by
+the archiver first; ``shared/archive/tournaments.py``), with the same promises: one history, a
+longer log of it (a ruling after the finish) replaces it, nothing else does.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import zlib
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.archive import tournaments
+from shared.archive.sealed import ArchiveConflict as ArchiveConflict  # (callers import here)
+from shared.archive.sealed import ArchiveError as ArchiveError
+from shared.archive.sealed import E, seal, unseal
+from shared.archive.sealed import Row as Row
+from shared.archive.tournaments import TournamentEntry, TournamentRecord
 from shared.audit.record import GameRecord, dumps, ended, loads
 from shared.infra.chain import verify_chain
 from shared.infra.keys import check_game_id
+from shared.infra.tournaments import check_tournament_id
 
 PAGE = 50
 MAX_PAGE = 200
 MAX_NAME = 200
 MAX_OFFSET = 10**9
-COMPRESSION = 6  # zlib level: records are JSON Lines, about a tenth of their size compressed
-
-
-class ArchiveError(Exception):
-    """The archive cannot do what was asked (the record is not archivable, the data read back
-    is not what was stored, the backend failed)."""
-
-
-class ArchiveConflict(ArchiveError):
-    """The game is archived already with another history (a chain head the record does not
-    extend)."""
 
 
 class QueryError(ValueError):
@@ -184,24 +183,7 @@ def entry_of(record: GameRecord, archived: float = 0.0) -> Entry:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """A record ready to store: its entry, its compressed text, the text's SHA-256 and each
-    event's hash by version (its chain, checked by ``entry_of``)."""
-
-    entry: Entry
-    blob: bytes
-    digest: str
-    hashes: tuple[str, ...]
-
-    def extends(self, stored: Entry) -> bool:
-        """Whether this record is ``stored``'s history with more events after it: its chain
-        holds ``stored``'s head at its version (each hash covers every event before it)."""
-        version = stored.events
-        return 0 < version < len(self.hashes) and self.hashes[version - 1] == stored.head
-
-
-def prepare(record: GameRecord, archived: float) -> Row:
+def prepare(record: GameRecord, archived: float) -> Row[Entry]:
     """The row of a record (the checks of ``entry_of``, the text packed): the CPU's part of
     storing it, apart from the database's (``Archive.write``) so a caller may do it off the
     event loop."""
@@ -212,26 +194,43 @@ def prepare(record: GameRecord, archived: float) -> Row:
 
 def pack(record: GameRecord) -> tuple[bytes, str]:
     """The stored form of a record: its text compressed, and the text's SHA-256."""
-    text = dumps(record).encode()
-    return zlib.compress(text, COMPRESSION), hashlib.sha256(text).hexdigest()
+    return seal(dumps(record))
 
 
 def unpack(game_id: str, blob: bytes, digest: str) -> GameRecord:
     """The record stored as ``blob``; :class:`ArchiveError` if it is not the text stored."""
-    try:
-        text = zlib.decompress(blob)
-    except zlib.error as err:
-        raise ArchiveError(f"game {game_id}: the archived record is damaged ({err})") from None
-    if hashlib.sha256(text).hexdigest() != digest:
-        raise ArchiveError(f"game {game_id}: the archived record is not the one stored")
-    record = loads(text.decode())
+    record = loads(unseal(f"game {game_id}", blob, digest))
     if record.game_id != game_id:
         raise ArchiveError(f"the record archived as {game_id} is game {record.game_id}")
     return record
 
 
+async def _settled(
+    row: Row[E],
+    insert_and_read: Callable[[E, bytes, str], Awaitable[E | None]],
+    replace_and_read: Callable[[E, E, bytes, str], Awaitable[E | None]],
+    what: str,
+) -> E:
+    """A row stored (``insert_and_read``), or put over the row it extends
+    (``replace_and_read``), as read back; :class:`ArchiveConflict` if ``what`` is archived with
+    another history, left as it was."""
+    entry = row.entry
+    stored = await insert_and_read(entry, row.blob, row.digest)
+    if stored is not None and stored.head != entry.head and row.extends(stored):
+        stored = await replace_and_read(stored, entry, row.blob, row.digest)
+    if stored is None:
+        raise ArchiveError(f"{what}: the archive lost the row it committed")
+    if stored.head != entry.head or stored.events != entry.events:
+        raise ArchiveConflict(
+            f"{what} is archived with head {stored.events}:"
+            f"{stored.head[:12]}…, not {entry.events}:{entry.head[:12]}…; left as it was"
+        )
+    return stored
+
+
 class Archive(ABC):
-    """Finished games, each as its record; see the module docstring for the guarantees."""
+    """Finished games and tournaments, each as its record; see the module docstring for the
+    guarantees."""
 
     name = "archive"
 
@@ -242,20 +241,11 @@ class Archive(ABC):
         other head, :class:`ArchiveConflict`."""
         return await self.write(prepare(record, archived))
 
-    async def write(self, row: Row) -> Entry:
+    async def write(self, row: Row[Entry]) -> Entry:
         """The database's part of ``store``: the row committed, then read back."""
-        entry = row.entry
-        stored = await self._insert_and_read(entry, row.blob, row.digest)
-        if stored is not None and stored.head != entry.head and row.extends(stored):
-            stored = await self._replace_and_read(stored, entry, row.blob, row.digest)
-        if stored is None:
-            raise ArchiveError(f"game {entry.game_id}: the archive lost the row it committed")
-        if stored.head != entry.head or stored.events != entry.events:
-            raise ArchiveConflict(
-                f"game {entry.game_id} is archived with head {stored.events}:"
-                f"{stored.head[:12]}…, not {entry.events}:{entry.head[:12]}…; left as it was"
-            )
-        return stored
+        return await _settled(
+            row, self._insert_and_read, self._replace_and_read, f"game {row.entry.game_id}"
+        )
 
     async def entry(self, game_id: str) -> Entry | None:
         """The game's index entry, or None if it is not archived."""
@@ -285,6 +275,83 @@ class Archive(ABC):
             if page.next is None:
                 return ids
             cursor = page.next
+
+    # --- finished tournaments (``shared.archive.tournaments``): the same promises -----------
+
+    async def store_tournament(self, record: TournamentRecord, archived: float) -> TournamentEntry:
+        """Archive a finished tournament's ``record``, as ``store`` a game's: the same head
+        again is a no-op, a longer log of its history replaces it, any other head is
+        :class:`ArchiveConflict`."""
+        return await self.write_tournament(tournaments.prepare(record, archived))
+
+    async def write_tournament(self, row: Row[TournamentEntry]) -> TournamentEntry:
+        """The database's part of ``store_tournament``: the row committed, then read back."""
+        return await _settled(
+            row,
+            self._insert_tournament_and_read,
+            self._replace_tournament_and_read,
+            f"tournament {row.entry.tournament_id}",
+        )
+
+    async def tournament_entry(self, tournament_id: str) -> TournamentEntry | None:
+        """The tournament's index entry, or None if it is not archived."""
+        return await self._tournament_entry(check_tournament_id(tournament_id))
+
+    async def fetch_tournament(self, tournament_id: str) -> TournamentRecord | None:
+        """The tournament's record as it was stored, or None if it is not archived."""
+        row = await self._tournament_blob(check_tournament_id(tournament_id))
+        return None if row is None else tournaments.unpack(tournament_id, *row)
+
+    async def tournament_listing(
+        self, limit: int = PAGE, offset: int = 0
+    ) -> tuple[list[TournamentEntry], bool]:
+        """Up to ``limit`` archived tournaments after the first ``offset``, newest finished
+        first, and whether more follow."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+            raise QueryError("limit", f"must be an integer 1-{MAX_PAGE}, got {limit!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise QueryError("offset", f"must be an integer 0-{MAX_OFFSET}, got {offset!r}")
+        entries = await self._list_tournaments(limit + 1, offset)
+        return entries[:limit], len(entries) > limit
+
+    async def _insert_tournament_and_read(
+        self, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> TournamentEntry | None:
+        await self._insert_tournament(entry, blob, digest)
+        return await self._tournament_entry(entry.tournament_id)
+
+    async def _replace_tournament_and_read(
+        self, old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> TournamentEntry | None:
+        await self._replace_tournament(old, entry, blob, digest)
+        return await self._tournament_entry(entry.tournament_id)
+
+    @abstractmethod
+    async def count_tournaments(self) -> int:
+        """How many tournaments are archived."""
+
+    @abstractmethod
+    async def _insert_tournament(self, entry: TournamentEntry, blob: bytes, digest: str) -> bool:
+        """The tournament's row unless it is there already; whether it inserted."""
+
+    @abstractmethod
+    async def _replace_tournament(
+        self, old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> bool:
+        """The tournament's row replaced by ``entry``'s, only if it is still ``old`` (its
+        version and head); whether it replaced."""
+
+    @abstractmethod
+    async def _tournament_entry(self, tournament_id: str) -> TournamentEntry | None: ...
+
+    @abstractmethod
+    async def _tournament_blob(self, tournament_id: str) -> tuple[bytes, str] | None: ...
+
+    @abstractmethod
+    async def _list_tournaments(self, limit: int, offset: int) -> list[TournamentEntry]:
+        """Up to ``limit`` entries after the first ``offset``, newest finished first."""
+
+    # --- the backend's part -------------------------------------------------------------
 
     @abstractmethod
     async def open(self) -> None:

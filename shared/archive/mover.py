@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 
-from shared.archive.base import Archive, ArchiveConflict, ArchiveError, Entry, prepare
+from shared.archive.base import Archive, ArchiveConflict, ArchiveError, prepare
+from shared.archive.sealed import Headed
 from shared.audit.record import GameRecord, RecordError, build_record, ended
 from shared.audit.source import SourceError, load_game
 from shared.audit.verdicts import Audit
@@ -24,7 +26,7 @@ from shared.audit.verify import audit_record
 from shared.infra import codec
 from shared.infra.client import RedisClient
 from shared.infra.keys import Keys
-from shared.infra.retention import Retention
+from shared.infra.retention import Holding, Retention
 from shared.infra.store.redis import EVENT_FIELD, RedisEventStore
 
 RETRY_SECONDS = 300.0  # a game that could not be archived is tried again this much later
@@ -38,8 +40,85 @@ REFUSED = "refused"  # could not be archived (its audit failed, a conflict, a da
 FAILED = "failed"  # the archive or Redis failed: tried again later
 
 
-class Mover:
+class Moving(ABC):
+    """The passes every kind of finished log goes through (games, tournaments): archive the
+    due ones, a batch at a time, and forget the kept ones whose retention is up. What archiving
+    one is, and what forgetting it removes, are the kind's own."""
+
+    noun = "game"  # what the logs name one (``game=g1``)
+
+    def __init__(
+        self,
+        archive: Archive,
+        retention: Holding,
+        retain_seconds: float,
+        clock: Callable[[], float],
+        log: Any,
+    ) -> None:
+        self.archive = archive
+        self.retention = retention
+        self.retain_seconds = retain_seconds
+        self.clock = clock
+        self.log = log
+
+    @abstractmethod
+    async def archive_one(self, item: str) -> str:
+        """Archive one due item; its outcome (``ARCHIVED``, ``ALREADY``, ``GONE``, ``LIVE``,
+        ``REFUSED``)."""
+
+    @abstractmethod
+    async def archived(self, item: str) -> Headed | None:
+        """The item's archive entry (its version and head), or None if it is not archived."""
+
+    async def archive_due(self, limit: int = BATCH) -> dict[str, int]:
+        """Archive up to ``limit`` due items; how many had each outcome. One whose archive or
+        Redis call failed stays due (tried again on the next pass), counted ``FAILED``."""
+        counts: dict[str, int] = {}
+        for item in await self.retention.due(self.clock(), limit):
+            try:
+                outcome = await self.archive_one(item)
+            except ArchiveError as err:
+                self.log.warning(
+                    "archiving failed; trying again", **{self.noun: item}, error=str(err)
+                )
+                outcome = FAILED
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome == FAILED:
+                break  # the archive is away: the rest would fail too
+        return counts
+
+    async def forget_expired(self, limit: int = BATCH) -> int:
+        """Remove from Redis up to ``limit`` archived items whose retention is up, each only
+        after its archive row is read back once more with the head Redis holds; how many."""
+        if self.retain_seconds < 0:
+            return 0
+        forgotten = 0
+        for item in await self.retention.expired(self.clock() - self.retain_seconds, limit):
+            entry = await self.archived(item)
+            if entry is None or not await self._forget(item, entry):
+                continue
+            forgotten += 1
+        return forgotten
+
+    async def _forget(self, item: str, entry: Headed) -> bool:
+        """Forget the item unless its log moved past the archived head (a game's rematch
+        offered, a tournament's ruling recorded since): then it is due again at once, and its
+        longer log replaces the archived one."""
+        if await self.retention.forget(item, entry.head):
+            return True
+        self.log.info(
+            f"{self.noun} grew after it was archived; archiving it again",
+            **{self.noun: item},
+            archived=entry.events,
+        )
+        await self.retention.due_again(item, self.clock())
+        return False
+
+
+class Mover(Moving):
     """One deployment's finished games on their way to ``archive``."""
+
+    retention: Retention
 
     def __init__(
         self,
@@ -56,16 +135,24 @@ class Mover:
         """``retain_seconds``: how long an archived game stays in Redis (negative: for ever);
         ``clock``: unix seconds (tests step one); ``on_write(seconds)``: each archive write's
         duration (the row committed and read back; its preparation, done in a thread, apart)."""
+        super().__init__(
+            archive,
+            Retention(client, keys),
+            retain_seconds,
+            clock,
+            log or structlog.get_logger("archive"),
+        )
         self.client = client
         self.keys = keys
-        self.archive = archive
-        self.retain_seconds = retain_seconds
-        self.clock = clock
         self.audit = audit
         self.on_write = on_write
         self.store = RedisEventStore(client, keys.prefix)
-        self.retention = Retention(client, keys)
-        self.log = log or structlog.get_logger("archive")
+
+    async def archive_one(self, item: str) -> str:
+        return await self.archive_game(item)
+
+    async def archived(self, item: str) -> Headed | None:
+        return await self.archive.entry(item)
 
     async def archive_game(self, game_id: str) -> str:
         """Archive one due game; the outcome (``ARCHIVED``, ``ALREADY``, ``GONE``, ``LIVE``,
@@ -117,48 +204,6 @@ class Mover:
             return None
         version, why = defects[0]
         return f"version {version} cannot be read: {why}"
-
-    async def archive_due(self, limit: int = BATCH) -> dict[str, int]:
-        """Archive up to ``limit`` due games; how many had each outcome. A game whose archive
-        or Redis call failed stays due (tried again on the next pass), counted ``FAILED``."""
-        counts: dict[str, int] = {}
-        for game_id in await self.retention.due(self.clock(), limit):
-            try:
-                outcome = await self.archive_game(game_id)
-            except ArchiveError as err:
-                self.log.warning("archiving failed; trying again", game=game_id, error=str(err))
-                outcome = FAILED
-            counts[outcome] = counts.get(outcome, 0) + 1
-            if outcome == FAILED:
-                break  # the archive is away: the rest would fail too
-        return counts
-
-    async def forget_expired(self, limit: int = BATCH) -> int:
-        """Remove from Redis up to ``limit`` archived games whose retention is up, each only
-        after its archive row is read back once more with the head Redis holds; how many."""
-        if self.retain_seconds < 0:
-            return 0
-        forgotten = 0
-        for game_id in await self.retention.expired(self.clock() - self.retain_seconds, limit):
-            entry = await self.archive.entry(game_id)
-            if entry is None or not await self._forget(game_id, entry):
-                continue
-            forgotten += 1
-        return forgotten
-
-    async def _forget(self, game_id: str, entry: Entry) -> bool:
-        """Forget the game unless its log moved past the archived head (a rematch offered
-        since): then it is due again at once, and its longer log replaces the archived one."""
-        if await self.retention.forget(game_id, entry.head):
-            return True
-        self.log.info(
-            "game grew after it was archived; archiving it again",
-            game=game_id,
-            archived=entry.events,
-        )
-        await self.retention.retry_later(game_id, self.clock())
-        await self.client.zrem(self.keys.archive_kept(), game_id)
-        return False
 
     async def sweep(self) -> int:
         """Note as due every finished game in the games index that is neither due nor kept

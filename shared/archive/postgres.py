@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from shared.archive import schema
 from shared.archive.base import Archive, ArchiveError, Entry, Query
+from shared.archive.tournaments import TournamentEntry
 
 MIGRATION_LOCK = 0x52554D4D  # "RUMM": the advisory lock the migrations hold
 POOL_SIZE = 4
@@ -158,6 +159,48 @@ class PostgresArchive(Archive):
                 return await _entries_on(conn, text, params)
         except psycopg.Error as err:
             raise ArchiveError(f"postgresql: {err}") from err
+
+    async def _change(self, text: str, params: tuple[Any, ...]) -> int:
+        """One statement that changes rows, committed; how many it changed."""
+        try:
+            async with self._open_pool().connection() as conn:
+                return (await conn.execute(_pg(text), params)).rowcount
+        except psycopg.Error as err:
+            raise ArchiveError(f"postgresql: {err}") from err
+
+    async def _rows(self, text: str, params: tuple[Any, ...]) -> list[Any]:
+        try:
+            async with self._open_pool().connection() as conn:
+                return await (await conn.execute(_pg(text), params)).fetchall()
+        except psycopg.Error as err:
+            raise ArchiveError(f"postgresql: {err}") from err
+
+    async def count_tournaments(self) -> int:
+        row = await self._one(schema.COUNT_TOURNAMENTS)
+        return int(row[0])
+
+    async def _insert_tournament(self, entry: TournamentEntry, blob: bytes, digest: str) -> bool:
+        params = schema.tournament_params(entry, blob, digest)
+        return await self._change(schema.INSERT_TOURNAMENT, params) == 1
+
+    async def _replace_tournament(
+        self, old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> bool:
+        params = schema.tournament_replace_params(old, entry, blob, digest)
+        return await self._change(schema.REPLACE_TOURNAMENT, params) == 1
+
+    async def _tournament_entry(self, tournament_id: str) -> TournamentEntry | None:
+        entries = schema.tournament_entries(
+            await self._rows(schema.SELECT_TOURNAMENT, (tournament_id,))
+        )
+        return entries[0] if entries else None
+
+    async def _tournament_blob(self, tournament_id: str) -> tuple[bytes, str] | None:
+        row = await self._one(schema.SELECT_TOURNAMENT_BLOB, (tournament_id,))
+        return None if row is None else (bytes(row[0]), str(row[1]))
+
+    async def _list_tournaments(self, limit: int, offset: int) -> list[TournamentEntry]:
+        return schema.tournament_entries(await self._rows(schema.LIST_TOURNAMENTS, (limit, offset)))
 
 
 async def _insert_on(

@@ -11,11 +11,13 @@ into ``%s``) and ``{blob}`` for the binary type the two spell differently.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from shared.archive.base import ArchiveError, Entry, Query
+from shared.archive.tournaments import TournamentEntry
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,27 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX players_by_name ON game_players (name, won)",
         ),
     ),
+    Migration(
+        3,
+        "finished tournaments",
+        (
+            """CREATE TABLE tournaments (
+                tournament_id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                rules TEXT NOT NULL,
+                format TEXT NOT NULL,
+                finished DOUBLE PRECISION NOT NULL,
+                events INTEGER NOT NULL,
+                head TEXT NOT NULL,
+                digest TEXT NOT NULL,
+                record {blob} NOT NULL,
+                archived DOUBLE PRECISION NOT NULL,
+                summary TEXT NOT NULL
+            )""",
+            "CREATE INDEX tournaments_by_finished ON tournaments "
+            "(finished DESC, tournament_id DESC)",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1].version
@@ -93,6 +116,25 @@ ENTRY_COLUMNS = "g.game_id, g.rules, g.finished, g.events, g.head, g.archived"
 SELECT_ENTRY = f"SELECT {ENTRY_COLUMNS} FROM games g WHERE g.game_id = ?"
 SELECT_BLOB = "SELECT record, digest FROM games WHERE game_id = ?"
 COUNT = "SELECT COUNT(*) FROM games"
+
+
+INSERT_TOURNAMENT = """INSERT INTO tournaments
+    (tournament_id, name, rules, format, finished, events, head, digest, record, archived, summary)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tournament_id) DO NOTHING"""
+# As a game's: a longer history replaces the row only while the row is the one it extends.
+REPLACE_TOURNAMENT = """UPDATE tournaments
+    SET name = ?, rules = ?, format = ?, finished = ?, events = ?, head = ?, digest = ?,
+        record = ?, archived = ?, summary = ?
+    WHERE tournament_id = ? AND events = ? AND head = ?"""
+TOURNAMENT_COLUMNS = "tournament_id, name, rules, format, finished, events, head, summary, archived"
+SELECT_TOURNAMENT = f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE tournament_id = ?"
+SELECT_TOURNAMENT_BLOB = "SELECT record, digest FROM tournaments WHERE tournament_id = ?"
+LIST_TOURNAMENTS = (
+    f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments "
+    "ORDER BY finished DESC, tournament_id DESC LIMIT ? OFFSET ?"
+)
+COUNT_TOURNAMENTS = "SELECT COUNT(*) FROM tournaments"
 
 
 class SchemaTooNew(ArchiveError):
@@ -204,4 +246,47 @@ def player_rows(entry: Entry) -> list[tuple[str, int, str, int]]:
     won = set(entry.winners)
     return [
         (entry.game_id, seat, name, int(name in won)) for seat, name in enumerate(entry.players)
+    ]
+
+
+def tournament_params(entry: TournamentEntry, blob: bytes, digest: str) -> tuple[Any, ...]:
+    """The parameters of ``INSERT_TOURNAMENT``: ``entry``'s row."""
+    return (
+        entry.tournament_id,
+        entry.name,
+        entry.rules,
+        entry.format,
+        entry.finished,
+        entry.events,
+        entry.head,
+        digest,
+        blob,
+        entry.archived,
+        json.dumps(entry.summary, sort_keys=True),
+    )
+
+
+def tournament_replace_params(
+    old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+) -> tuple[Any, ...]:
+    """The parameters of ``REPLACE_TOURNAMENT``: ``entry``'s row in place of ``old``'s."""
+    tournament_id, *columns = tournament_params(entry, blob, digest)
+    return (*columns, tournament_id, old.events, old.head)
+
+
+def tournament_entries(rows: Iterable[Sequence[Any]]) -> list[TournamentEntry]:
+    """Entries from rows of ``TOURNAMENT_COLUMNS``."""
+    return [
+        TournamentEntry(
+            tournament_id=str(tournament_id),
+            name=str(name),
+            rules=str(rules),
+            format=str(form),
+            finished=float(finished),
+            events=int(events),
+            head=str(head),
+            summary=json.loads(summary),
+            archived=float(archived),
+        )
+        for tournament_id, name, rules, form, finished, events, head, summary, archived in rows
     ]

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from shared.archive import schema
 from shared.archive.base import Archive, ArchiveError, Entry, Query
+from shared.archive.tournaments import TournamentEntry
 
 T = TypeVar("T")
 BUSY_MS = 5000
@@ -125,6 +126,42 @@ class SqliteArchive(Archive):
             return schema.assemble(rows, _players(db, ids) if ids else [])
 
         return await self._run(work)
+
+    async def count_tournaments(self) -> int:
+        return await self._run(lambda db: int(db.execute(schema.COUNT_TOURNAMENTS).fetchone()[0]))
+
+    async def _insert_tournament(self, entry: TournamentEntry, blob: bytes, digest: str) -> bool:
+        params = schema.tournament_params(entry, blob, digest)
+        return await self._run(
+            lambda db: db.execute(schema.INSERT_TOURNAMENT, params).rowcount == 1
+        )
+
+    async def _replace_tournament(
+        self, old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> bool:
+        params = schema.tournament_replace_params(old, entry, blob, digest)
+        return await self._run(
+            lambda db: db.execute(schema.REPLACE_TOURNAMENT, params).rowcount == 1
+        )
+
+    async def _tournament_entry(self, tournament_id: str) -> TournamentEntry | None:
+        found = await self._run(
+            lambda db: db.execute(schema.SELECT_TOURNAMENT, (tournament_id,)).fetchall()
+        )
+        entries = schema.tournament_entries(found)
+        return entries[0] if entries else None
+
+    async def _tournament_blob(self, tournament_id: str) -> tuple[bytes, str] | None:
+        row = await self._run(
+            lambda db: db.execute(schema.SELECT_TOURNAMENT_BLOB, (tournament_id,)).fetchone()
+        )
+        return None if row is None else (bytes(row[0]), str(row[1]))
+
+    async def _list_tournaments(self, limit: int, offset: int) -> list[TournamentEntry]:
+        found = await self._run(
+            lambda db: db.execute(schema.LIST_TOURNAMENTS, (limit, offset)).fetchall()
+        )
+        return schema.tournament_entries(found)
 
 
 def _transaction(work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:

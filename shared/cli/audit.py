@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from shared.archive.base import Archive
     from shared.audit.record import GameRecord
     from shared.audit.tournament import TournamentAudit
     from shared.audit.verify import Audit, Receipt
@@ -176,19 +177,25 @@ def _with_store(work: Callable[[RedisEventStore], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
-async def _from_archive(game_id: str) -> GameRecord | None:
-    """The game's archived record, when ``RUMMY_ARCHIVE_URL`` names an archive that has it:
-    a finished game whose log Redis has let go is read, audited and exported by id all the
-    same."""
-    from shared.archive.base import ArchiveError
+def _archive() -> Archive | None:
+    """The archive ``RUMMY_ARCHIVE_URL`` names (not opened yet), or None when it names none."""
     from shared.archive.opening import ArchiveUrlError, open_archive
     from shared.infra.settings import Settings, SettingsError
 
     try:
         url = Settings.from_env().archive_url
-        archive = open_archive(url) if url else None
+        return open_archive(url) if url else None
     except (SettingsError, ArchiveUrlError) as err:
         raise CliError(f"RUMMY_ARCHIVE_URL: {err}") from None
+
+
+async def _from_archive(game_id: str) -> GameRecord | None:
+    """The game's archived record, when ``RUMMY_ARCHIVE_URL`` names an archive that has it:
+    a finished game whose log Redis has let go is read, audited and exported by id all the
+    same."""
+    from shared.archive.base import ArchiveError
+
+    archive = _archive()
     if archive is None:
         return None
     try:
@@ -498,25 +505,26 @@ def render_tournament(audit: TournamentAudit) -> str:
 
 
 def _audit_tournament(tournament_id: str, as_json: bool) -> int:
-    from shared.audit.source import SourceError, load_game
-    from shared.audit.tournament import GameSource, audit_tournament, table_games
-    from shared.infra.store.redis import RedisEventStore
+    from shared.archive.base import ArchiveError
+    from shared.infra.tournaments import check_tournament_id
+    from shared.tournament.commands import TournamentError
+
+    try:
+        check_tournament_id(tournament_id)
+    except TournamentError as err:
+        raise CliError(err.message) from None
 
     async def work(store: RedisEventStore) -> TournamentAudit:
-        logs = RedisEventStore(store.client, tournament_logs(store.keys.prefix))
+        archive = _archive()
         try:
-            log = await load_game(logs, tournament_id)
-        except SourceError:
-            raise CliError(f"there is no tournament {tournament_id!r} in this store") from None
-        games: dict[str, GameSource] = {}
-        for game_id in table_games(log.events):
-            try:
-                games[game_id] = await _stored(store, game_id)
-            except SourceError as err:
-                games[game_id] = str(err)
-        return audit_tournament(
-            log.events, games, tournament_id=tournament_id, head=log.head, defects=log.defects
-        )
+            if archive is not None:
+                await archive.open()
+            return await _tournament_audit(store, archive, tournament_id)
+        except ArchiveError as err:
+            raise CliError(f"the archive: {err}") from None
+        finally:
+            if archive is not None:
+                await archive.close()
 
     audit = _with_store(work)
     if as_json:
@@ -529,6 +537,37 @@ def _audit_tournament(tournament_id: str, as_json: bool) -> int:
     named = f": {first.check} at {first.where()}" if first is not None else ""
     print(f"rummy audit: tournament {tournament_id} failed{named}", file=sys.stderr)
     return EXIT_FAILED
+
+
+async def _tournament_audit(
+    store: RedisEventStore, archive: Archive | None, tournament_id: str
+) -> TournamentAudit:
+    """The tournament's log as Redis holds it, else as the archive does (a finished tournament
+    Redis has let go), and its tables' games wherever they are, audited."""
+    from shared.archive.tournament_mover import full_audit, table_sources
+    from shared.audit.source import SourceError, StoredGame, load_game
+    from shared.audit.tournament import GameSource, table_games
+    from shared.infra.store.redis import RedisEventStore
+
+    logs = RedisEventStore(store.client, tournament_logs(store.keys.prefix))
+    try:
+        log = await load_game(logs, tournament_id)
+    except SourceError:
+        record = None if archive is None else await archive.fetch_tournament(tournament_id)
+        if record is None:
+            where = "this store" if archive is None else "this store, nor in the archive"
+            raise CliError(f"there is no tournament {tournament_id!r} in {where}") from None
+        log = StoredGame(tournament_id, record.events, record.head)
+    ids = table_games(log.events)
+    if archive is not None:
+        return full_audit(log, await table_sources(store, archive, ids))
+    games: dict[str, GameSource] = {}
+    for game_id in ids:
+        try:
+            games[game_id] = await load_game(store, game_id)
+        except SourceError as err:
+            games[game_id] = str(err)
+    return full_audit(log, games)
 
 
 def _verify(args: argparse.Namespace) -> int:

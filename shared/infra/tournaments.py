@@ -5,7 +5,10 @@
   with an expected version and de-duplicated by command id exactly as a game's, while its id
   never shows in the games' index (``{prefix}tour:games`` is the tournaments').
 - The listing: one sorted set per status (and ``all``) of tournament ids by creation time,
-  moved on by whoever appends (the tournament service).
+  moved on by whoever appends (the tournament service), and each one's row; a finished
+  tournament leaves them when the archiver lets it go from Redis, and the finished and all
+  listings go on past them with what the reader says is past (``PastTournaments``: the
+  gateway's archive).
 - The desk: commands travel on the tournament command stream (``Keys.tournament_commands``)
   as the bus's ``CommandEntry`` (kind: a tournament command kind; body: ``actor`` and
   ``payload``) and the service answers on the sender's reply stream, as the referee answers a
@@ -18,7 +21,7 @@ import json
 import time as _time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from shared.infra.bus import Bus, Requester, fingerprint
 from shared.infra.client import RedisClient
@@ -37,6 +40,7 @@ PAGE = 20
 MAX_PAGE = 100
 KEPT = 256  # tournaments' folded states a log keeps in memory
 COMMANDS_MAXLEN = 100_000  # the command stream's length (far beyond any backlog of commands)
+PAST_CURSOR = 500_000_000  # cursors from here on page through the tournaments Redis let go
 
 
 def check_tournament_id(value: object) -> str:
@@ -148,6 +152,15 @@ class TournamentIndex:
                 pipe.zrem(self.keys.tournaments(other), tournament_id)
         await pipe.execute()
 
+    async def unlist(self, tournament_id: str) -> None:
+        """Take the tournament off every listing, its row last (a page that still finds it
+        listed reads its row): it has left Redis for the archive."""
+        pipe = self.client.pipeline(transaction=False)
+        for status in (*STATUSES, ALL):
+            pipe.zrem(self.keys.tournaments(status), tournament_id)
+        await pipe.execute()
+        await self.client.hdel(self.keys.tournament_summaries(), tournament_id)
+
     async def listed(self, tournament_id: str, status: str) -> bool:
         """Whether the tournament is listed under ``status``."""
         return await self.client.zscore(self.keys.tournaments(status), tournament_id) is not None
@@ -212,6 +225,16 @@ def rejected(tournament_id: str, err: TournamentError, version: int = 0) -> dict
     }
 
 
+class PastTournaments(Protocol):
+    """Finished tournaments Redis has let go (the gateway's: the archive's), for the listing."""
+
+    async def rows(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int, bool]:
+        """Listing rows of the tournaments after the first ``offset``, newest finished first,
+        leaving out those Redis still lists; how many of them were passed over (rows and left
+        out), and whether more follow."""
+        ...
+
+
 class TournamentDesk:
     """Where the gateway hands tournament commands to the tournament service and reads
     tournaments back. ``name``: the sender's own reply stream (one per gateway process)."""
@@ -222,6 +245,9 @@ class TournamentDesk:
         self.requester = Requester(TournamentBus(client, keys, 1), f"desk-{name}")
         self.log = TournamentLog(client, keys)
         self.index = TournamentIndex(client, keys)
+        # Where the finished and all listings go on once Redis's rows are through (None: they
+        # end there).
+        self.past: PastTournaments | None = None
 
     async def send(
         self,
@@ -315,6 +341,8 @@ class TournamentDesk:
             raise TournamentError(
                 "bad_command", f"limit is {limit!r}; allowed: 1 to {MAX_PAGE}", "limit"
             )
+        if cursor >= PAST_CURSOR:
+            return await self._past_page(status, cursor, limit, [])
         ids = await self.index.ids(status, cursor, limit + 1)
         rows = []
         listed = ids[:limit]
@@ -324,8 +352,21 @@ class TournamentDesk:
                 row = summary(state) if state.status else None
             if row is not None:
                 rows.append(row)
-        more = len(ids) > limit
-        return {"tournaments": rows, "next": cursor + limit if more else None}
+        if len(ids) > limit:
+            return {"tournaments": rows, "next": cursor + limit}
+        return await self._past_page(status, PAST_CURSOR, limit - len(rows), rows)
+
+    async def _past_page(
+        self, status: str, cursor: int, limit: int, rows: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """``rows`` (the last of Redis's), then the finished tournaments Redis has let go, from
+        ``cursor`` (``PAST_CURSOR`` plus their place), for the listings that hold them."""
+        if self.past is None or status not in (ALL, "finished"):
+            return {"tournaments": rows, "next": None}
+        if limit < 1:  # the page is full: they follow on the next
+            return {"tournaments": rows, "next": cursor}
+        past, passed, more = await self.past.rows(cursor - PAST_CURSOR, limit)
+        return {"tournaments": rows + past, "next": cursor + passed if more else None}
 
     async def close(self) -> None:
         """Stop following the reply stream."""

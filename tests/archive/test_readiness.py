@@ -24,6 +24,7 @@ from services.archiver.reach import CHECK_SECONDS, SILENT_SECONDS, ArchiveReach
 from shared.archive.base import Archive, ArchiveError, Entry, Query
 from shared.archive.postgres import PostgresArchive
 from shared.archive.sqlite import SqliteArchive
+from shared.archive.tournaments import TournamentEntry
 from shared.audit.record import GameRecord
 from shared.audit.source import import_record
 from shared.infra.keys import Keys
@@ -120,6 +121,32 @@ class Switchable(Archive):
     async def _list(self, query: Query, limit: int) -> list[Entry]:
         await self._gate()
         return await self.inner._list(query, limit)
+
+    async def count_tournaments(self) -> int:
+        await self._gate()
+        return await self.inner.count_tournaments()
+
+    async def _insert_tournament(self, entry: TournamentEntry, blob: bytes, digest: str) -> bool:
+        await self._gate()
+        return await self.inner._insert_tournament(entry, blob, digest)
+
+    async def _replace_tournament(
+        self, old: TournamentEntry, entry: TournamentEntry, blob: bytes, digest: str
+    ) -> bool:
+        await self._gate()
+        return await self.inner._replace_tournament(old, entry, blob, digest)
+
+    async def _tournament_entry(self, tournament_id: str) -> TournamentEntry | None:
+        await self._gate()
+        return await self.inner._tournament_entry(tournament_id)
+
+    async def _tournament_blob(self, tournament_id: str) -> tuple[bytes, str] | None:
+        await self._gate()
+        return await self.inner._tournament_blob(tournament_id)
+
+    async def _list_tournaments(self, limit: int, offset: int) -> list[TournamentEntry]:
+        await self._gate()
+        return await self.inner._list_tournaments(limit, offset)
 
 
 @dataclass

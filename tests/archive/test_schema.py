@@ -31,12 +31,16 @@ async def test_a_database_of_an_older_schema_is_migrated_step_by_step(archive: A
     execute(archive, "DROP INDEX games_by_finished")
     execute(archive, "DROP INDEX games_by_rules")
     execute(archive, "DROP INDEX players_by_name")
-    execute(archive, "DELETE FROM schema_version WHERE version = 2")
+    execute(archive, "DROP TABLE tournaments")
+    execute(archive, "DELETE FROM schema_version WHERE version >= 2")
     await archive.open()
-    assert await archive.schema_version() == schema.LATEST == 2
-    # The index of step 2 is back: making it again fails.
+    assert await archive.schema_version() == schema.LATEST == 3
+    # The index of step 2 and the table of step 3 are back: making them again fails.
     with pytest.raises((sqlite3.OperationalError, psycopg.errors.DuplicateTable)):
         execute(archive, "CREATE INDEX games_by_rules ON games (rules)")
+    with pytest.raises((sqlite3.OperationalError, psycopg.errors.DuplicateTable)):
+        execute(archive, "CREATE TABLE tournaments (tournament_id TEXT)")
+    assert await archive.count_tournaments() == 0
 
 
 async def test_a_schema_newer_than_this_program_is_refused(archive: Archive) -> None:
@@ -58,6 +62,6 @@ async def test_a_damaged_record_is_refused_on_read(
 
 def test_pending_steps_come_in_order() -> None:
     assert [m.version for m in schema.MIGRATIONS] == list(range(1, schema.LATEST + 1))
-    assert [m.version for m in schema.pending(0)] == [1, 2]
-    assert [m.version for m in schema.pending(1)] == [2]
+    assert [m.version for m in schema.pending(0)] == [1, 2, 3]
+    assert [m.version for m in schema.pending(1)] == [2, 3]
     assert schema.pending(schema.LATEST) == ()

@@ -124,3 +124,27 @@ def test_what_cannot_be_read_exits_2(
     assert main(["audit", "--tournament", TOURNAMENT, "g" + "0" * 16]) == 2
     assert "--tournament ID audits one tournament" in capsys.readouterr().err
     assert main(["audit", "--tournament", "t{x}"]) == 2
+
+
+async def put_archived(tournament: Played, tmp_path: Path) -> None:
+    """The tournament and every table's game only in the archive (Redis let them all go)."""
+    from shared.archive.tournaments import tournament_record
+
+    archive = open_archive(f"sqlite://{tmp_path}/archive.db")
+    await archive.open()
+    for game in tournament.games.values():
+        await archive.store(build_record(game.events, 1.0), 2.0)
+    await archive.store_tournament(tournament_record(tournament.log(), 1.0), 3.0)
+    await archive.close()
+
+
+def test_a_tournament_redis_let_go_is_audited_from_the_archive(
+    server: Any, tournament: Played, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asyncio.run(put_archived(tournament, tmp_path))
+    assert main(["audit", "--tournament", TOURNAMENT]) == 0
+    out = capsys.readouterr().out
+    assert f"tournament {TOURNAMENT}: 16 events" in out and "4 table games" in out
+    assert out.rstrip().endswith("every check holds")
+    assert main(["audit", "--tournament", "t" + "9" * 16]) == 2
+    assert "nor in the archive" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 their tables with game ids, live standings and their history with every ruling and its reason),
 and its log page by page (for audit). Everything in a tournament is public; its games keep
 their own secrets (``tournament_view``). Tournaments are read from their logs through the desk
-(``shared.infra.tournaments``), which keeps their folded states."""
+(``shared.infra.tournaments``), which keeps their folded states; a finished one Redis has let go
+is read from the archive by the same calls (``services/gateway/archived.py``)."""
 
 from __future__ import annotations
 
