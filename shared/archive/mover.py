@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 
 from shared.archive.base import Archive, ArchiveConflict, ArchiveError, prepare
-from shared.archive.sealed import Headed
+from shared.archive.sealed import Headed, Row
 from shared.audit.record import GameRecord, RecordError, build_record, ended
 from shared.audit.source import SourceError, load_game
 from shared.audit.verdicts import Audit
@@ -54,12 +54,14 @@ class Moving(ABC):
         retain_seconds: float,
         clock: Callable[[], float],
         log: Any,
+        on_write: Callable[[float], None] | None,
     ) -> None:
         self.archive = archive
         self.retention = retention
         self.retain_seconds = retain_seconds
         self.clock = clock
         self.log = log
+        self.on_write = on_write
 
     @abstractmethod
     async def archive_one(self, item: str) -> str:
@@ -69,6 +71,39 @@ class Moving(ABC):
     @abstractmethod
     async def archived(self, item: str) -> Headed | None:
         """The item's archive entry (its version and head), or None if it is not archived."""
+
+    @abstractmethod
+    def _row(self, record: Any, now: float) -> Row[Any]:
+        """The row of the item's audited record (CPU only: run off the event loop)."""
+
+    @abstractmethod
+    async def _write(self, row: Row[Any]) -> Any:
+        """Store the row, and its entry as read back (``Archive.write`` and its kin)."""
+
+    async def _store(self, item: str, record: Any, now: float) -> str:
+        """Store the item's audited record and keep it; ``ARCHIVED`` (or a longer log over the
+        archived one), ``ALREADY`` (the same head there already: a rerun) or ``REFUSED`` (the
+        archive holds another history)."""
+        before = await self.archived(item)
+        try:
+            row = await asyncio.to_thread(self._row, record, now)
+            started = time.perf_counter()
+            entry = await self._write(row)
+        except ArchiveConflict as err:
+            return await self._refuse(item, str(err), now)
+        if self.on_write is not None:
+            self.on_write(time.perf_counter() - started)
+        await self.retention.kept_since(item, entry.archived)
+        if before is None or before.head != entry.head:
+            return ARCHIVED
+        return ALREADY
+
+    async def _refuse(self, item: str, why: str | None, now: float) -> str:
+        """``REFUSED``: the item stays whole in Redis, logged, and is tried again
+        ``RETRY_SECONDS`` later."""
+        self.log.error(f"{self.noun} not archived", **{self.noun: item}, why=why)
+        await self.retention.retry_later(item, now + RETRY_SECONDS)
+        return REFUSED
 
     async def archive_due(self, limit: int = BATCH) -> dict[str, int]:
         """Archive up to ``limit`` due items; how many had each outcome. One whose archive or
@@ -141,11 +176,11 @@ class Mover(Moving):
             retain_seconds,
             clock,
             log or structlog.get_logger("archive"),
+            on_write,
         )
         self.client = client
         self.keys = keys
         self.audit = audit
-        self.on_write = on_write
         self.store = RedisEventStore(client, keys.prefix)
 
     async def archive_one(self, item: str) -> str:
@@ -153,6 +188,12 @@ class Mover(Moving):
 
     async def archived(self, item: str) -> Headed | None:
         return await self.archive.entry(item)
+
+    def _row(self, record: Any, now: float) -> Row[Any]:
+        return prepare(record, now)
+
+    async def _write(self, row: Row[Any]) -> Any:
+        return await self.archive.write(row)
 
     async def archive_game(self, game_id: str) -> str:
         """Archive one due game; the outcome (``ARCHIVED``, ``ALREADY``, ``GONE``, ``LIVE``,
@@ -179,24 +220,8 @@ class Mover(Moving):
                 bad = audit.first_bad()
                 why = f"its audit failed: {bad.check}: {bad.message}" if bad else "audit failed"
         if record is None or why is not None:
-            self.log.error("game not archived", game=game_id, why=why)
-            await self.retention.retry_later(game_id, now + RETRY_SECONDS)
-            return REFUSED
-        before = await self.archive.entry(game_id)
-        try:
-            row = await asyncio.to_thread(prepare, record, now)
-            started = time.perf_counter()
-            entry = await self.archive.write(row)
-        except ArchiveConflict as err:
-            self.log.error("game not archived", game=game_id, why=str(err))
-            await self.retention.retry_later(game_id, now + RETRY_SECONDS)
-            return REFUSED
-        if self.on_write is not None:
-            self.on_write(time.perf_counter() - started)
-        await self.retention.kept_since(game_id, entry.archived)
-        if before is None or before.head != entry.head:
-            return ARCHIVED
-        return ALREADY
+            return await self._refuse(game_id, why, now)
+        return await self._store(game_id, record, now)
 
     @staticmethod
     def _unsound(defects: tuple[tuple[int, str], ...]) -> str | None:

@@ -18,17 +18,13 @@ from typing import Any
 
 import structlog
 
-from shared.archive.base import Archive, ArchiveConflict, ArchiveError
+from shared.archive.base import Archive, ArchiveError
 from shared.archive.mover import (
-    ALREADY,
-    ARCHIVED,
     GONE,
     LIVE,
-    REFUSED,
-    RETRY_SECONDS,
     Moving,
 )
-from shared.archive.sealed import Headed
+from shared.archive.sealed import Headed, Row
 from shared.archive.tournaments import TournamentRecord, prepare, tournament_record
 from shared.audit.source import SourceError, StoredGame, load_game
 from shared.audit.tournament import GameSource, TournamentAudit, audit_tournament, table_games
@@ -93,15 +89,21 @@ class TournamentMover(Moving):
             retain_seconds,
             clock,
             log or structlog.get_logger("archive"),
+            on_write,
         )
         self.client = client
         self.audit = audit
-        self.on_write = on_write
         self.logs = RedisEventStore(client, keys.tournament_logs())
         self.games = RedisEventStore(client, keys.prefix)
 
     async def archived(self, item: str) -> Headed | None:
         return await self.archive.tournament_entry(item)
+
+    def _row(self, record: Any, now: float) -> Row[Any]:
+        return prepare(record, now)
+
+    async def _write(self, row: Row[Any]) -> Any:
+        return await self.archive.write_tournament(row)
 
     async def archive_one(self, item: str) -> str:
         return await self.archive_tournament(item)
@@ -120,24 +122,8 @@ class TournamentMover(Moving):
             return LIVE
         record, why = await self._audited(log, now)
         if record is None:
-            self.log.error("tournament not archived", tournament=tournament_id, why=why)
-            await self.retention.retry_later(tournament_id, now + RETRY_SECONDS)
-            return REFUSED
-        before = await self.archive.tournament_entry(tournament_id)
-        try:
-            row = await asyncio.to_thread(prepare, record, now)
-            started = time.perf_counter()
-            entry = await self.archive.write_tournament(row)
-        except ArchiveConflict as err:
-            self.log.error("tournament not archived", tournament=tournament_id, why=str(err))
-            await self.retention.retry_later(tournament_id, now + RETRY_SECONDS)
-            return REFUSED
-        if self.on_write is not None:
-            self.on_write(time.perf_counter() - started)
-        await self.retention.kept_since(tournament_id, entry.archived)
-        if before is None or before.head != entry.head:
-            return ARCHIVED
-        return ALREADY
+            return await self._refuse(tournament_id, why, now)
+        return await self._store(tournament_id, record, now)
 
     async def _audited(self, log: StoredGame, now: float) -> tuple[TournamentRecord | None, str]:
         """The tournament's record if its log is whole and passes its audit, else None and
