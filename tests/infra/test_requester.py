@@ -6,20 +6,33 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+
+import pytest
 
 from shared.infra.bus import Bus, Requester, partition_of
 from shared.infra.keys import Keys
 from shared.infra.protocol import Answer, CommandEntry
-from tests.services.conftest import redis_client
+from tests.services.conftest import delete_prefixed, redis_client
 
 
-def _requester() -> tuple[Requester, Keys]:
+@pytest.fixture
+async def made() -> AsyncIterator[tuple[Requester, Keys]]:
+    """A requester under a key prefix of the test's own, whose keys go at the end (on a real
+    Redis, the machine's: nothing of the test's is left there)."""
     keys = Keys(f"t{uuid.uuid4().hex[:10]}:")
-    return Requester(Bus(redis_client(), keys, 2), "req"), keys
+    client = redis_client()
+    try:
+        yield Requester(Bus(client, keys, 2), "req"), keys
+    finally:
+        await delete_prefixed(client, keys.prefix)
+        await client.aclose()
 
 
-async def test_a_command_nobody_answers_times_out_and_is_forgotten() -> None:
-    requester, _ = _requester()
+async def test_a_command_nobody_answers_times_out_and_is_forgotten(
+    made: tuple[Requester, Keys],
+) -> None:
+    requester, _ = made
     try:
         entry = CommandEntry("g1", "seat", "c1", {"type": "draw"}, seat=0)
         request = asyncio.create_task(requester.request(entry, timeout=0.05))
@@ -32,8 +45,8 @@ async def test_a_command_nobody_answers_times_out_and_is_forgotten() -> None:
         await requester.close()
 
 
-async def test_each_answer_reaches_its_own_request() -> None:
-    requester, keys = _requester()
+async def test_each_answer_reaches_its_own_request(made: tuple[Requester, Keys]) -> None:
+    requester, keys = made
     bus = requester.bus
     try:
         await requester.start()
