@@ -198,3 +198,19 @@ async def test_a_create_retried_after_its_game_left_redis_makes_no_other_game(
     assert await stack.redis.smembers(keys.games()) == games
     assert not await stack.redis.exists(keys.events(game_id), keys.head(game_id))
     assert (await api.view(game_id))["status"] == "finished"  # the archived game, as it was
+
+
+async def test_a_command_for_a_game_only_in_the_archive_is_refused_as_archived(
+    make_stack: MakeStack, tmp_path: Path
+) -> None:
+    """A referee that never held the game (restarted, or another) finds no log and would say
+    the game has not started; the gateway, which reads it from the archive, says why."""
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    game_id, tokens = await finished_game(stack)
+    await archive_and_forget(stack, path, game_id)
+    stack.referee.games.forget(game_id)
+    reply = await stack.api.command(game_id, tokens[1], {"id": new_id(), "type": "draw"})
+    assert reply.status == 409, reply
+    check_error(reply.body, "game_archived")
+    assert not await stack.redis.exists(Keys(stack.settings.prefix).events(game_id))
