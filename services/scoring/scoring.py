@@ -46,7 +46,7 @@ from shared.infra.client import RedisClient
 from shared.infra.clock import RedisClock
 from shared.infra.consumer import ConsumerMetrics, Delivery, Reading, StreamConsumer
 from shared.infra.departed import Departed
-from shared.infra.gamelog import GameLog, change_of, fold_stored
+from shared.infra.gamelog import GameLog, change_of
 from shared.infra.keys import Keys, awaiting_member, check_game_id
 from shared.infra.members import Members
 from shared.infra.observability import service_registry
@@ -412,10 +412,9 @@ class Scoring:
         done: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
         """Drop every projection and rebuild it from the logs, and the archived games Redis no
-        longer holds from ``archive`` (they count in the cross-game figures; their own
-        standings left with their logs); report the parts that differed from what was live
-        (``differences``) and which games' standings did. ``done(n, of)`` after each game (a
-        progress bar's)."""
+        longer holds from ``archive`` (they count in the ratings; their own standings left with
+        their logs); report the parts that differed from what was live (``differences``) and
+        which games' standings did. ``done(n, of)`` after each game (a progress bar's)."""
         game_ids = await self.store.list_games()
         before = await self.projections.snapshot(game_ids)
         await self.projections.drop(game_ids)
@@ -434,16 +433,11 @@ class Scoring:
             for game_id in await archive.game_ids():
                 record = None if game_id in live else await archive.fetch(game_id)
                 if record is not None:
-                    await self.projections.count_finished(fold_stored(record.events).state)
                     await self.projections.rate(game_id, list(record.events), refold=False)
                     archived += 1
         await self.projections.ratings.refold()
         after = await self.projections.snapshot(game_ids)
-        differences = [
-            part
-            for part in ("players", "leaderboard", "games", "ratings")
-            if before[part] != after[part]
-        ]
+        differences = [part for part in ("games", "ratings") if before[part] != after[part]]
         differing = sorted(g for g in game_ids if before["games"][g] != after["games"][g])
         report: dict[str, Any] = {
             "games": len(game_ids) + archived,

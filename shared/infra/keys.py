@@ -215,17 +215,3 @@ class Keys:
     def seat_idempotency(self, game_id: str, digest: str) -> str:
         """What an ``Idempotency-Key`` of a sit in ``game_id`` is bound to (on the game's slot)."""
         return self.game(game_id, f"idem:{_untagged(digest)}")
-
-    # --- the scoring projections across games: one hash tag so one script updates them -----
-
-    def applied(self) -> str:
-        """Set of finished games already counted in the cross-game figures."""
-        return f"{self.prefix}{{scoring}}:applied"
-
-    def leaderboard(self) -> str:
-        """Sorted set of player names by match wins."""
-        return f"{self.prefix}{{scoring}}:leaderboard"
-
-    def player_stats(self) -> str:
-        """Hash ``<name>:<figure>`` -> count (games, wins, score, outs)."""
-        return f"{self.prefix}{{scoring}}:players"

@@ -156,26 +156,29 @@ async def test_a_wrong_projection_is_reported_and_repaired(
     live = await projections.snapshot(ids)
     monkeypatch.setattr(audit_cli, "open_client", cli_client(stack))
 
-    # One game's standings edited, a player's wins bumped: both parts differ, and are repaired.
+    # One game's standings edited, a rating no game earned: both parts differ, and are
+    # repaired.
     wrong = dict(live["games"][made["rummikub"]], rounds=99)
     await client.hset(keys.standings(made["rummikub"]), "standings", json.dumps(wrong))
-    await client.hincrby(keys.player_stats(), "p0:wins", 1)
+    ratings = projections.ratings
+    await client.sadd(ratings.rules_key, "robbers")
+    await client.hset(ratings.key("robbers", "figures"), "bot:ghost", "[25.0, 8.0, 1, 1, 1]")
     code, report = await rummy(["rebuild"], capsys)
     assert code == 1
     assert report == {
         "games": 6,
-        "differences": ["players", "games"],
+        "differences": ["games", "ratings"],
         "games_differing": [made["rummikub"]],
     }
     assert await projections.snapshot(ids) == live
     code, report = await rummy(["rebuild"], capsys)
     assert (code, report["differences"]) == (0, [])
 
-    # The same through `rummy scoring --rebuild`: a lost standings key and leaderboard.
-    await client.delete(keys.standings(made["unseated"]), keys.leaderboard())
+    # The same through `rummy scoring --rebuild`: a lost standings key.
+    await client.delete(keys.standings(made["unseated"]))
     code, report = await rummy(["scoring", "--rebuild"], capsys)
     assert code == 1
-    assert report["differences"] == ["leaderboard", "games"]
+    assert report["differences"] == ["games"]
     assert report["games_differing"] == [made["unseated"]]
     assert await projections.snapshot(ids) == live
     code, report = await rummy(["scoring", "--rebuild"], capsys)
