@@ -58,14 +58,29 @@ async def archive_and_forget(stack: Stack, path: Path, game_id: str) -> None:
     stack.server.app[GATEWAY].games.forget(game_id)
 
 
+async def archiving(make_stack: MakeStack, tmp_path: Path, **settings: Any) -> tuple[Stack, Path]:
+    """A stack whose archive (SQLite, at the returned path) takes a game at once."""
+    path = tmp_path / "archive.db"
+    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0, **settings)
+    return stack, path
+
+
+async def forgotten_game(
+    make_stack: MakeStack, tmp_path: Path, **settings: Any
+) -> tuple[Stack, Path, str, list[str]]:
+    """A stack, its archive's path, and a game played out, archived and let go by Redis: its
+    id and seat tokens."""
+    stack, path = await archiving(make_stack, tmp_path, **settings)
+    game_id, tokens = await finished_game(stack)
+    await archive_and_forget(stack, path, game_id)
+    return stack, path, game_id, tokens
+
+
 async def test_a_rematch_of_a_game_only_in_the_archive_is_refused_and_makes_no_game(
     make_stack: MakeStack, tmp_path: Path
 ) -> None:
-    path = tmp_path / "archive.db"
     # (A short command timeout: the link sent to a referee is what must not happen.)
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0, command_timeout=2)
-    game_id, tokens = await finished_game(stack)
-    await archive_and_forget(stack, path, game_id)
+    stack, _, game_id, tokens = await forgotten_game(make_stack, tmp_path, command_timeout=2)
     keys = Keys(stack.settings.prefix)
     games = await stack.redis.smembers(keys.games())
     view = await stack.api.view(game_id, tokens[1])
@@ -84,10 +99,7 @@ async def test_a_rematch_whose_link_is_refused_is_cancelled(
 ) -> None:
     """The game leaves Redis between the gateway's look and the link (made to happen here by
     a look that misses it): the game made for the rematch is cancelled, not left waiting."""
-    path = tmp_path / "archive.db"
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0, command_timeout=5)
-    game_id, tokens = await finished_game(stack)
-    await archive_and_forget(stack, path, game_id)
+    stack, _, game_id, tokens = await forgotten_game(make_stack, tmp_path, command_timeout=5)
     keys = Keys(stack.settings.prefix)
     games = await stack.redis.smembers(keys.games())
     gw = stack.server.app[GATEWAY]
@@ -107,8 +119,7 @@ async def test_a_rematch_whose_link_is_refused_is_cancelled(
 async def test_a_rematch_linked_before_the_game_left_redis_is_still_joined(
     make_stack: MakeStack, tmp_path: Path
 ) -> None:
-    path = tmp_path / "archive.db"
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    stack, path = await archiving(make_stack, tmp_path)
     api = stack.api
     game_id, tokens = await finished_game(stack)
     offered = await api.call("POST", f"/api/games/{game_id}/rematch", {}, tokens[1])
@@ -139,11 +150,8 @@ async def catch_up(ws: Any) -> tuple[list[Json], Json]:
 async def test_a_socket_catches_up_on_a_forgotten_game_from_the_archive(
     make_stack: MakeStack, tmp_path: Path
 ) -> None:
-    path = tmp_path / "archive.db"
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    stack, _, game_id, tokens = await forgotten_game(make_stack, tmp_path)
     api = stack.api
-    game_id, tokens = await finished_game(stack)
-    await archive_and_forget(stack, path, game_id)
     final = await api.view(game_id, tokens[1])
     for after in (0, 5):
         for token in (tokens[1], None):
@@ -166,8 +174,7 @@ async def test_a_create_retried_after_its_game_left_redis_makes_no_other_game(
     its command id with its first outcome, from the game's log. Once that log has left Redis,
     sent again, the create would make another game under the archived game's id (whose log the
     archive then refuses for ever): it is refused instead, and nothing is made."""
-    path = tmp_path / "archive.db"
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
+    stack, path = await archiving(make_stack, tmp_path)
     api = stack.api
     key = {"Idempotency-Key": new_id()}
     body = {"rules": "robbers", "seats": 2, "options": {"match_rounds": 1}}
@@ -205,10 +212,7 @@ async def test_a_command_for_a_game_only_in_the_archive_is_refused_as_archived(
 ) -> None:
     """A referee that never held the game (restarted, or another) finds no log and would say
     the game has not started; the gateway, which reads it from the archive, says why."""
-    path = tmp_path / "archive.db"
-    stack = await make_stack(archive_url=f"sqlite://{path}", retain_seconds=0.0)
-    game_id, tokens = await finished_game(stack)
-    await archive_and_forget(stack, path, game_id)
+    stack, _, game_id, tokens = await forgotten_game(make_stack, tmp_path)
     stack.referee.games.forget(game_id)
     reply = await stack.api.command(game_id, tokens[1], {"id": new_id(), "type": "draw"})
     assert reply.status == 409, reply

@@ -36,7 +36,7 @@ from shared.tournament.commands import FinishTable, StartTable  # noqa: E402
 from shared.tournament.decide import next_command  # noqa: E402
 from shared.tournament.events import SeatResult  # noqa: E402
 from tests.services.conftest import delete_prefixed  # noqa: E402
-from tests.tournament.desk import random_lines  # noqa: E402
+from tests.tournament.desk import create_payload, random_lines  # noqa: E402
 
 DIRECTOR = "d" * 32
 TOURNAMENT = "t" + "5" * 16
@@ -50,17 +50,7 @@ async def run_tournament(service: TournamentService, entrants: int, rounds: int,
         answer = await service.apply(TOURNAMENT, kind, cid, payload, actor)
         assert answer["status"] == "accepted", (kind, answer)
 
-    create = {
-        "tournament_id": TOURNAMENT,
-        "name": "Club night",
-        "rules": "robbers",
-        "options": {"match_rounds": 1},
-        "format": "swiss",
-        "rounds": rounds,
-        "table_seats": seats,
-        "fill": "byes",
-    }
-    await send("create", create, DIRECTOR, f"{DIRECTOR}:create")
+    await send("create", create_payload(rounds, seats, TOURNAMENT), DIRECTOR, f"{DIRECTOR}:create")
     await send("open", {}, DIRECTOR, f"{DIRECTOR}:open")
     for i in range(entrants):
         player = f"{i + 1:032x}"

@@ -18,6 +18,23 @@ DIRECTOR = "a" * 32  # an account id, as the gateway's are
 TOURNAMENT = "t" + "0123456789abcdef"
 
 
+def create_payload(
+    rounds: int, seats: int, tournament_id: str = TOURNAMENT, **changes: Any
+) -> dict[str, Any]:
+    """The service's ``create`` of a tournament: a Swiss of robbers, one round a game, byes in
+    the empty seats (``changes`` on top)."""
+    return {
+        "tournament_id": tournament_id,
+        "name": "Club night",
+        "rules": "robbers",
+        "options": {"match_rounds": 1},
+        "format": "swiss",
+        "rounds": rounds,
+        "table_seats": seats,
+        "fill": "byes",
+    } | changes
+
+
 def player(i: int) -> str:
     """The account id of test entrant ``i``."""
     return f"{i:032x}"

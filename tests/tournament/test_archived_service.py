@@ -20,6 +20,7 @@ from shared.infra.settings import Settings
 from shared.infra.tournaments import ALL
 from tests.archive.tournament_memory import DIRECTOR, TOURNAMENT, run_tournament
 from tests.services.conftest import delete_prefixed, redis_client
+from tests.tournament.desk import create_payload
 
 
 @pytest.fixture
@@ -48,16 +49,7 @@ async def service(tmp_path: Path) -> AsyncIterator[TournamentService]:
 
 async def test_commands_for_it_are_refused_and_append_nothing(service: TournamentService) -> None:
     verdict = {"kind": "verdict", "round": 1, "table": 1, "reason": "late", "turn": 1}
-    create = {
-        "tournament_id": TOURNAMENT,
-        "name": "Again",
-        "rules": "robbers",
-        "options": {},
-        "format": "swiss",
-        "rounds": 1,
-        "table_seats": 2,
-        "fill": "byes",
-    }
+    create = create_payload(1, 2, TOURNAMENT, name="Again", options={})
     for fresh in (False, True):  # with its fold held, then without (a restarted service)
         if fresh:
             service.log.forget(TOURNAMENT)

@@ -19,7 +19,7 @@ from shared.infra.tournaments import Folded
 from shared.tournament.commands import SERVICE, PairRound
 from shared.tournament.events import Event, TournamentFinished
 from tests.services.conftest import delete_prefixed, redis_client
-from tests.tournament.desk import DIRECTOR, TOURNAMENT, player
+from tests.tournament.desk import DIRECTOR, TOURNAMENT, create_payload, player
 
 
 @dataclass
@@ -76,17 +76,7 @@ async def play_round(service: TournamentService, number: int) -> None:
 
 async def running(service: TournamentService, rounds: int) -> None:
     """A Swiss of four entrants at tables of two, running."""
-    create = {
-        "tournament_id": TOURNAMENT,
-        "name": "Club night",
-        "rules": "robbers",
-        "options": {"match_rounds": 1},
-        "format": "swiss",
-        "rounds": rounds,
-        "table_seats": 2,
-        "fill": "byes",
-    }
-    await send(service, "create", create)
+    await send(service, "create", create_payload(rounds, 2))
     await send(service, "open")
     for i in range(4):
         entrant = {"player": player(i), "name": f"P{i}", "rating": 0.0}
