@@ -36,7 +36,7 @@ from shared.core.commands import command_json
 from shared.core.rulesets import rule_set
 from shared.core.views import seat_view_from_json
 from shared.infra.chain import verify_chain
-from shared.infra.connection import connect
+from shared.infra.connection import connect, disconnect
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
 from shared.infra.store.redis import APPEND_SCRIPT, RedisEventStore
@@ -364,7 +364,7 @@ async def test_games_spread_over_the_nodes_and_every_log_verifies(
             assert types.count("RoundEnded") == types.count("ScoresRecorded") >= 1
             assert types.count("CommandRejected") == result.rejected
     finally:
-        await client.aclose()
+        await disconnect(client)
 
     # Where the games live: each game's keys all on the master that serves its slot, none on
     # the others, which answer MOVED; every master holds some of the games.
@@ -441,7 +441,7 @@ async def test_a_script_across_slots_fails_clearly(cluster: Cluster) -> None:
         # The same script over one game's keys goes through (and appends the record).
         assert await script(keys=list(keys.game_keys(first)), args=args) == [0]
     finally:
-        await client.aclose()
+        await disconnect(client)
 
     owner = cluster.slot_owners()[cluster.keyslot(crossing[0])]
     with cluster.node(owner) as node, pytest.raises(ClusterCrossSlotError):  # CROSSSLOT
@@ -483,7 +483,7 @@ async def test_rate_limits_and_idempotency_keys_work_on_every_node(cluster: Clus
         assert await bindings.sit("g1", "k", {"name": "x"}, "sit:1") == "sit:1"
         assert await bindings.sit("g1", "k", {"name": "x"}, "sit:2") == "sit:1"
     finally:
-        await client.aclose()
+        await disconnect(client)
 
 
 def metric_total(text: str, name: str) -> float:
