@@ -608,6 +608,12 @@ class Referee:
             if entry.kind == "start":
                 return Start()
             if entry.kind == "timeout":
+                if nobody_plays(loaded.state):  # a timer set before the last player left
+                    return Rejection(
+                        "nobody_playing",
+                        "every seat still in the round is away and skipped: the turn waits "
+                        "for a player's return or the game's expiry (Decision 25)",
+                    )
                 return Timeout(int(body["number"]), _timeout_reason(loaded.state))
             if entry.kind == "continue":
                 return Continue()
@@ -707,6 +713,9 @@ class Referee:
         if "TurnStarted" in types or on_turn_again:
             # (A player back on its turn gets the turn's whole time again, not a skip's.)
             self._timer(effects, game, loaded, again=on_turn_again)
+        elif back and _timeout_reason(loaded.state) == "skipped":
+            # Someone plays again: the skipped turn a game nobody played waited on ends now.
+            self._timer(effects, game, loaded, again=True)
         timers = self.keys.timers(partition_of(game, self.settings.partitions))
         ended = before.state.turn
         now = loaded.state.turn
@@ -731,10 +740,11 @@ class Referee:
         """Queue the current turn's deadline: its timer's (again: the same member and score);
         an untimed turn's absence limit, ``absent_seconds`` from now; at once for the seat of a
         player away under ``skip`` (Decision 17). Those two are set only if not set already, so
-        that writing the side effects again does not put them off (``again``: set anyway)."""
+        that writing the side effects again does not put them off (``again``: set anyway). None
+        while nobody plays (Decision 25): the turn waits for a return or the game's expiry."""
         state = loaded.state
         turn = state.turn
-        if state.phase != "turns" or turn is None:
+        if state.phase != "turns" or turn is None or nobody_plays(state):
             return
         timers = self.keys.timers(partition_of(game, self.settings.partitions))
         member = f"{game}|{turn.number}"
@@ -795,6 +805,14 @@ def _archived(game: str, seen: Loaded) -> Rejection:
         f"game {game} has left Redis after version {seen.version} (archived once over, or "
         "lost with Redis's data): it takes no more commands",
     )
+
+
+def nobody_plays(state: GameState) -> bool:
+    """Whether every seat still in the round is a player away under ``skip`` (no player and no
+    bot would ever move): ending their turns at once would play the game to an end, and a
+    result, that nobody played (Decision 25)."""
+    seats = state.playing_seats()
+    return bool(seats) and all(s < len(state.away) and state.away[s] == "skip" for s in seats)
 
 
 def _timeout_reason(state: GameState) -> str:

@@ -277,6 +277,53 @@ async def test_the_referees_timers_end_an_absent_players_turns(make_stack: MakeS
     assert any(e.TYPE == "SeatReturned" for e in await stack.log(game_id))
 
 
+async def test_a_game_nobody_plays_waits_for_a_return_and_then_expires(
+    make_stack: MakeStack,
+) -> None:
+    """Decision 25: once every seat is away under ``skip``, no turn ends at once (the game
+    would play itself to an end, and a result, that nobody played): it waits. A player's return
+    plays on at once; a game nobody comes back to is cancelled by its expiry."""
+    stack = await make_stack(playing_expiry_seconds=900)
+    api = stack.api
+    options = {"absent_seconds": 60, "absent_turns": 1, "absent": "skip", "match": "single"}
+    game_id, _, tokens = await api.new_game("robbers", 2, options)
+    timers = stack.referee.keys.timers(partition_of(game_id, stack.settings.partitions))
+    for _ in range(2):  # each seat's turn runs out once: both players are away
+        stack.clock.advance(61)
+        await fire_all(stack)
+    truth = await stack.truth(game_id)
+    assert truth.away == ("skip", "skip") and truth.turn is not None
+    waiting, version = truth.turn, truth.version
+    assert [m for m in await stack.redis.zrange(timers, 0, -1) if b"expire" not in m] == []
+    stack.clock.advance(300)
+    await fire_all(stack)
+    assert (await stack.truth(game_id)).version == version  # nobody plays: nothing happens
+    # A timer set before the last player left finds nobody playing, and is dropped.
+    number = waiting.number
+    entry = CommandEntry(game_id, "timeout", f"timeout:{number}", {"number": number})
+    outcome = await stack.referee.execute(entry)
+    assert (outcome.status, outcome.code) == ("refused", "nobody_playing")
+    assert (await stack.truth(game_id)).version == version
+    # The player not on turn comes back: the turn the game waited on ends at once.
+    back = 1 - waiting.seat
+    reply = await api.command(game_id, tokens[back], {"id": "back", "type": "return"})
+    assert reply.status == 200, reply
+    await fire_all(stack)
+    truth = await stack.truth(game_id)
+    assert truth.away[back] is None and truth.turn is not None and truth.turn.seat == back
+    reasons = [e.reason for e in await stack.log(game_id) if e.TYPE == "TurnTimedOut"]  # type: ignore[attr-defined]
+    assert reasons == ["absent", "absent", "skipped"]
+    # It goes again: its turn runs out, nobody plays, and the game's expiry cancels it.
+    stack.clock.advance(61)
+    await fire_all(stack)
+    assert (await stack.truth(game_id)).away == ("skip", "skip")
+    stack.clock.advance(900)
+    await fire_all(stack)
+    truth = await stack.truth(game_id)
+    assert truth.status == "cancelled" and truth.cancelled == "expired"
+    assert truth.winners == () and truth.revealed_seed is None
+
+
 async def test_a_rematch_seats_the_finished_games_bots_by_itself(stack: Stack) -> None:
     api = stack.api
     game_id, host = await api.create("rummikub", 2, {}, bots=["hoarder"])
