@@ -16,9 +16,11 @@ finished, an answer that ran past its budget (``*_timeout``: a worker spent the 
 it, and asking again gets the same answer at once). ``solver_busy`` says nothing about the
 question, only that the service had no room for it then (every worker busy, a worker lost, the
 address's share of the pool taken by its other questions): nothing was worked out, and waiting
-``Retry-After`` is all the client can do, so it gives back the pass its route's limit took. The
-per-address limit every route shares still counts it: the gateway did handle the request, and
-that limit still bounds a client that loops on its 503s.
+``Retry-After`` is all the client can do, so it gives back the pass its route's limit took (as
+does a failure of the service's own: the game's log could not be read). The per-address limit
+every route shares still counts it: the gateway did handle the request, and that limit still
+bounds a client that loops on its 503s, each held before it is sent as a rate limit's refusal
+is (``tarpit``).
 
 One client cannot take the whole pool: a client address may have at most
 ``RUMMY_SOLVER_PER_ADDRESS`` answers being worked out at once (asking a question someone is
@@ -102,12 +104,21 @@ class Answers:
         ``await job()`` gives the function and its arguments (called only then: a kept answer
         needs no log read), run in the pool within ``budget`` seconds. ``key=None``: never
         kept (an export's time stamp changes). ``taken``: the pass the request took from its
-        route's limit, given back if the answer is ``solver_busy``."""
+        route's limit, given back if the answer is ``solver_busy`` or the service failed to
+        answer (a 500, a 503 from Redis: the log could not be read), never for a refusal of
+        the question itself."""
         try:
             return await self._answer(kind, key, job, budget, owner)
-        except SolverBusy:
-            if taken is not None:
+        except ApiError as err:
+            if isinstance(err, SolverBusy) and taken is not None:
                 await taken.give_back()
+            raise
+        except Exception as err:
+            if taken is not None:
+                try:
+                    await taken.give_back()
+                except Exception as lost:  # Redis away: the pass is lost, the failure stands
+                    err.add_note(f"the pass could not be given back: {lost}")
             raise
 
     async def _answer(

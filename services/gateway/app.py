@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from aiohttp import web
 
 from services.gateway import archived
+from services.gateway.answers import SolverBusy
 from services.gateway.errors import ApiError, error, unavailable
 from services.gateway.ratelimit import Clock, RateLimited
 from services.gateway.routes import add_routes
@@ -44,6 +45,11 @@ async def errors_and_metrics(
     except RateLimited as err:
         status = err.status_code
         await gw.tarpit.hold(gw.limits.address_of(request), err.retry_after)
+        raise
+    except SolverBusy as err:  # no room to work it out: a client looping on it is held too
+        status = err.status_code
+        retry_after = float(err.headers.get("Retry-After", "1"))
+        await gw.tarpit.hold(gw.limits.address_of(request), retry_after)
         raise
     except ApiError as err:
         status = err.status_code
