@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_edge_bench_prints_its_table() -> None:
     if shutil.which("redis-server") is None:
         pytest.skip("the bench runs a private redis-server")
-    arguments = ["--seconds", "1", "--replay-events", "60", "--slow-events", "60"]
+    arguments = ["--seconds", "1", "--rounds", "1", "--push-grace", "0.5"]
+    arguments += ["--replay-events", "60", "--slow-events", "60"]
     done = subprocess.run(
         [sys.executable, str(ROOT / "tests/bench/edge.py"), *arguments],
         cwd=ROOT,

@@ -172,10 +172,10 @@ async def test_a_killed_and_restarted_bots_process_leaves_every_game_finished_on
     deployment: Deployment,
 ) -> None:
     """The only bots process is killed with SIGKILL while games are under way (the moves it had
-    due, a fifth of a second after their news, and the news it had read and not acknowledged,
+    due, a twentieth of a second after their news, and the news it had read and not acknowledged,
     die with it), and started again under its name: every game finishes, and the logs show no
     bot move applied twice."""
-    paced = {"RUMMY_BOT_DELAY_SECONDS": "0.2"}
+    paced = {"RUMMY_BOT_DELAY_SECONDS": "0.05"}
     referee = deployment.start("referee", "referee-0")
     scoring = deployment.start("scoring", "scoring-0")
     bots = deployment.start("bots", "bots-0", **paced)
