@@ -51,7 +51,7 @@ from shared.infra.keys import Keys, awaiting_member, check_game_id
 from shared.infra.members import Members
 from shared.infra.observability import service_registry
 from shared.infra.protocol import CommandEntry, MalformedEntry, News
-from shared.infra.ratings import RESULT_TYPES
+from shared.infra.ratings import RESULT_TYPES, GameResult
 from shared.infra.readiness import PING_SECONDS, Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.base import VersionConflict
@@ -151,6 +151,13 @@ class Scoring:
             "Ended rounds the sweep of the awaiting-scores set looked at",
             registry=self.registry,
         )
+        self.too_late = Counter(
+            "scoring_results_too_late_total",
+            "Finished games older than every ratings checkpoint of their rule set, not rated "
+            "live (redelivered long after, or late by so many results: a rebuild rates them)",
+            registry=self.registry,
+        )
+        self.projections.ratings.on_late = self._too_late
         self.sweep_seconds = SWEEP_SECONDS
         # Game -> (round, when) of the last ask for its next deal, while the game waits for it
         self.asked: dict[str, tuple[int, float]] = {}
@@ -291,6 +298,15 @@ class Scoring:
         if not set(news.types) & INTERESTING:
             return None
         return news.game
+
+    def _too_late(self, result: GameResult) -> None:
+        self.too_late.inc()
+        self.log.warning(
+            "result not rated: older than every ratings checkpoint of its rule set (a "
+            "redelivery of one rated long ago, or `rummy rebuild` rates it in its place)",
+            game=result.game_id,
+            rules=result.rules,
+        )
 
     async def _sweep_loop(self) -> None:
         while not self.stopping.is_set():

@@ -25,16 +25,21 @@ read model keeps, per rule set, the fold's state and where it stands:
 - the newest ``CHECKPOINTS`` results each keep their entrants' figures from before them (a
   checkpoint): a result that arrives late, ending among them, folds from the state at its place
   (each entrant's figures before its first later game) and then those later results again;
-- a result older than every checkpoint (or the first of a rule set) folds the rule set's whole
-  past again, as a rebuild does.
+- the first result of a rule set (or one held with no fold beside it) folds the rule set's
+  results held, as a rebuild does;
+- a result older than every checkpoint once the rule set has let results go (its ``horizon``:
+  the newest let go) is not counted live: it is a redelivery of one counted long ago, or one
+  late by more than ``CHECKPOINTS`` results of its rule set (scoring that far behind on one
+  game), which ``on_late`` reports and a rebuild counts in its place.
 
-Every result with a rated seat stays (by game; one without changes nothing and is not kept): it
-counts a redelivery once and is what a whole fold reads. The rest is bounded by the rated
-entrants and the checkpoints: per rule set their figures, their history and recent
-games, and a board per pool sorted by rating, so a page reads that page and a player page that
-entrant. A fold is written only if no other was written since it read (a count of the folds
-written, per rule set, checked by the script that writes it): two scoring processes racing
-never write an older fold over a newer one; the one overtaken folds again.
+A result is held (by game; one without a rated seat changes nothing and is not kept) while it
+is among its rule set's checkpoints: it counts a redelivery once, and a late result folds the
+results after it again from it. Everything is bounded by the rated entrants and the
+checkpoints, never by the games played: per rule set the entrants' figures, their history and
+recent games, and a board per pool sorted by rating, so a page reads that page and a player
+page that entrant. A fold is written only if no other was written since it read (a count of
+the folds written, per rule set, checked by the script that writes it): two scoring processes
+racing never write an older fold over a newer one; the one overtaken folds again.
 """
 
 from __future__ import annotations
@@ -65,20 +70,22 @@ return 1
 """
 
 # The keys of a rule set's fold, in FOLD_SCRIPT's order.
-RESULTS, FOLDS, RULES, WINDOW, CHECKPOINTED, FIGURES, PAGES, PLAYERS, BOTS = range(1, 10)
+(RESULTS, FOLDS, RULES, WINDOW, CHECKPOINTED, FIGURES, PAGES, PLAYERS, BOTS, HORIZON) = range(1, 11)
 
 # KEYS: as above. ARGV: the rule set, the folds written when this one read, the game id (''
 # for a fold of the results held), its result JSON, the checkpoints kept, '1' to write the rule
 # set afresh, then the changes: 'h' key field value (HSET), 'z' key score member (ZADD), 'r' key
-# member (ZREM), each key by its number. Returns 0 for a result already counted, -1 (nothing
-# written) when another fold was written since this one read, 1 once written.
+# member (ZREM), 'd' key field (HDEL), 's' key value (SET), each key by its number. A result
+# that leaves the checkpoints leaves the results too, and becomes the horizon. Returns 0 for a
+# result already counted, -1 (nothing written) when another fold was written since this one
+# read, 1 once written.
 FOLD_SCRIPT = """
 if ARGV[3] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1 then return 0 end
 if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0') ~= tonumber(ARGV[2]) then
   return -1
 end
 if ARGV[6] == '1' then
-  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9])
+  redis.call('DEL', KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10])
 end
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
 local i = 7
@@ -90,16 +97,24 @@ while i <= #ARGV do
   elseif ARGV[i] == 'z' then
     redis.call('ZADD', key, ARGV[i + 2], ARGV[i + 3])
     i = i + 4
-  else
+  elseif ARGV[i] == 'r' then
     redis.call('ZREM', key, ARGV[i + 2])
+    i = i + 3
+  elseif ARGV[i] == 'd' then
+    redis.call('HDEL', key, ARGV[i + 2])
+    i = i + 3
+  else
+    redis.call('SET', key, ARGV[i + 2])
     i = i + 3
   end
 end
 local kept = tonumber(ARGV[5])
 while redis.call('ZCARD', KEYS[4]) > kept do
-  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
-  redis.call('ZREM', KEYS[4], oldest)
-  redis.call('HDEL', KEYS[5], oldest)
+  local oldest = redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')
+  redis.call('ZREM', KEYS[4], oldest[1])
+  redis.call('HDEL', KEYS[5], oldest[1])
+  redis.call('HDEL', KEYS[1], oldest[1])
+  redis.call('SET', KEYS[10], oldest[2] .. ' ' .. oldest[1])
 end
 redis.call('SADD', KEYS[3], ARGV[1])
 redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
@@ -365,6 +380,12 @@ class _Changes:
     def zrem(self, key: int, member: str) -> None:
         self.args += ["r", key, member]
 
+    def hdel(self, key: int, name: str) -> None:
+        self.args += ["d", key, name]
+
+    def set(self, key: int, value: str) -> None:
+        self.args += ["s", key, value]
+
     def entrant(self, who: str, standing: Standing, page: Page, was: Standing | None) -> None:
         """An entrant's figures, page and place on its board (``was``: its figures before)."""
         board = BOTS if is_bot(who) else PLAYERS
@@ -384,8 +405,15 @@ class Ratings:
     """The ratings read model in Redis, under the scoring projections' hash tag: every result
     (by game), and per rule set the fold's state (see the module's docstring)."""
 
-    def __init__(self, client: RedisClient, prefix: str, checkpoints: int = CHECKPOINTS) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        prefix: str,
+        checkpoints: int = CHECKPOINTS,
+        on_late: Callable[[GameResult], None] | None = None,
+    ) -> None:
         self.client = client
+        self.on_late = on_late  # told of a result older than every checkpoint, not counted
         self.base = f"{prefix}{{scoring}}:ratings"
         self.results_key = f"{self.base}:results"
         self.folds_key = f"{self.base}:folds"  # per rule set, the folds written (never reset)
@@ -396,11 +424,20 @@ class Ratings:
 
     def key(self, rules: str, part: str) -> str:
         """A rule set's key: ``window`` (its newest results, by end), ``checkpoints``,
-        ``figures`` and ``pages`` (by entrant), ``board:players`` and ``board:bots``."""
+        ``figures`` and ``pages`` (by entrant), ``board:players`` and ``board:bots``, and
+        ``horizon`` (the newest result let go, as "end game-id")."""
         return f"{self.base}:{rules}:{part}"
 
     def _keys(self, rules: str) -> list[str]:
-        parts = ("window", "checkpoints", "figures", "pages", "board:players", "board:bots")
+        parts = (
+            "window",
+            "checkpoints",
+            "figures",
+            "pages",
+            "board:players",
+            "board:bots",
+            "horizon",
+        )
         return [
             self.results_key,
             self.folds_key,
@@ -409,7 +446,8 @@ class Ratings:
         ]
 
     async def known(self, game_id: str) -> bool:
-        """Whether the game's result is counted."""
+        """Whether the game's result is counted and still held (a result let go since is
+        found out by ``record``)."""
         return await self.client.hget(self.results_key, game_id) is not None
 
     async def record(self, result: GameResult, *, refold: bool = True) -> bool:
@@ -433,15 +471,23 @@ class Ratings:
         rules, at = result.rules, result.position
         window = self.key(rules, "window")
         seen = int(await self.client.hget(self.folds_key, rules) or 0)  # before any other read
-        known, folded, last, first = await asyncio.gather(
+        known, folded, last, first, horizon = await asyncio.gather(
             self.client.hget(self.results_key, result.game_id),
             self.client.sismember(self.rules_key, rules),
             self.client.zrange(window, -1, -1, withscores=True),
             self.client.zrange(window, 0, 0, withscores=True),
+            self.client.get(self.key(rules, "horizon")),
         )
         if known is not None:
             return False
-        after = await self._after(rules, at, last, first) if folded else None
+        let_go = horizon is not None and folded
+        after = None
+        if not (let_go and _let_go(at, _horizon(horizon), first)) and folded:
+            after = await self._after(rules, at, last, first)
+        if after is None and let_go:  # what it would fold on from is gone
+            if self.on_late is not None:
+                self.on_late(result)
+            return False
         if after is None:
             return await self._fold_all(rules, seen, result, doc)
         later, stored = after
@@ -502,9 +548,13 @@ class Ratings:
             mine.append(result)
         whole = Fold()
         newest: deque[tuple[GameResult, list[Standing]]] = deque(maxlen=self.checkpoints)
-        for one in sorted(mine, key=lambda r: r.position):
-            newest.append((one, whole.add(one)))
         changes = _Changes()
+        for one in sorted(mine, key=lambda r: r.position):
+            if len(newest) == newest.maxlen:  # the oldest checkpoint goes: its result too
+                gone = newest[0][0]
+                changes.hdel(RESULTS, gone.game_id)
+                changes.set(HORIZON, f"{gone.finished!r} {gone.game_id}")
+            newest.append((one, whole.add(one)))
         for one, befores in newest:
             changes.checkpoint(one, befores)
         for who, standing in sorted(whole.standings.items()):
@@ -597,6 +647,19 @@ class Ratings:
         await self.client.delete(self.results_key)
         await self.client.delete(self.rules_key)
         await self.client.delete(f"{self.base}:table")  # the whole table an older layout kept
+
+
+def _horizon(raw: Any) -> Position:
+    """The horizon as stored ("end game-id")."""
+    finished, _, game_id = _text(raw).partition(" ")
+    return (float(finished), game_id)
+
+
+def _let_go(at: Position, horizon: Position, first: Any) -> bool:
+    """Whether a result at ``at`` is older than every checkpoint of a rule set that has let
+    results go (``horizon``; ``first``: the oldest checkpoint): then what it would fold on from
+    is gone."""
+    return at <= horizon or (bool(first) and at < _position(first[0]))
 
 
 def _position(held: Any) -> Position:

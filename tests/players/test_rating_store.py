@@ -1,8 +1,10 @@
 """The ratings read model scales with a site: a result in order folds one game's worth on from
-the stored state, a late one folds from the checkpoint at its place (a whole fold only when it is
-older than every checkpoint), and whatever order results arrive in, the store holds what a whole
-fold gives, float for float, as a rebuild does. Two processes racing never write an older fold
-over a newer one. A board page reads that page, a player page that entrant."""
+the stored state, a late one folds from the checkpoint at its place, and whatever order results
+arrive in among the checkpoints, the store holds what a whole fold gives, float for float, as a
+rebuild does. It holds the results of its checkpoints alone, so it does not grow with the games
+played: one older than every checkpoint is not counted live (it is reported) and a rebuild
+counts it in its place. Two processes racing never write an older fold over a newer one. A
+board page reads that page, a player page that entrant."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from services.scoring.scoring import Scoring
 from shared.infra import ratings as module
 from shared.infra.ratings import Entrant, GameResult, Ratings, fold
+from shared.infra.settings import Settings
 from tests.players.conftest import Counted
 from tests.services.conftest import delete_prefixed, redis_client
 
@@ -67,9 +71,10 @@ def _count_updates(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 async def _held(client: Counted, ratings: Ratings) -> dict[str, Any]:
-    """Everything the read model holds besides the results, key by key."""
-    out: dict[str, Any] = {}
+    """Everything the read model holds, key by key."""
+    out: dict[str, Any] = {"results": await client.hgetall(ratings.results_key)}
     for rules in ("robbers", "rummikub"):
+        out[f"{rules}:horizon"] = await client.get(ratings.key(rules, "horizon"))
         for part in ("checkpoints", "figures", "pages"):
             out[f"{rules}:{part}"] = await client.hgetall(ratings.key(rules, part))
         for part in ("window", "board:players", "board:bots"):
@@ -78,9 +83,18 @@ async def _held(client: Counted, ratings: Ratings) -> dict[str, Any]:
     return out
 
 
+async def _windows(client: Counted, ratings: Ratings) -> set[bytes]:
+    """The games of every rule set's checkpoints."""
+    held: set[bytes] = set()
+    for rules in ("robbers", "rummikub"):
+        held |= set(await client.zrange(ratings.key(rules, "window"), 0, -1))
+    return held
+
+
 async def test_results_in_any_order_hold_what_a_whole_fold_gives(client: Counted) -> None:
-    """In order, a little late, older than every checkpoint, redelivered: after each, the
-    table is the whole fold's; at the end every key is what a rebuild writes."""
+    """In order, a little late, ahead of their time, redelivered (long after, too): after each,
+    the table is the whole fold's and the results held are the checkpoints'; at the end every
+    key is what a rebuild writes."""
     results = _results(70)
     arrival = list(results)
     rng = random.Random(11)
@@ -88,7 +102,6 @@ async def test_results_in_any_order_hold_what_a_whole_fold_gives(client: Counted
         chunk = arrival[start : start + 6]
         rng.shuffle(chunk)
         arrival[start : start + 6] = chunk
-    arrival.append(arrival.pop(3))  # older than every checkpoint
     arrival.insert(40, arrival.pop(55))  # ahead of its time: the others fold in late after it
     ratings = _store(client)
     seen: list[GameResult] = []
@@ -98,7 +111,10 @@ async def test_results_in_any_order_hold_what_a_whole_fold_gives(client: Counted
         assert await ratings.table() == fold(seen), result.game_id
         again = rng.choice(seen)
         assert await ratings.record(again) is False  # a redelivery counts once
+        held = set(await client.hgetall(ratings.results_key))
+        assert held == await _windows(client, ratings)
     assert await ratings.table() == fold(results)
+    assert len(await client.hgetall(ratings.results_key)) == 2 * KEPT
     live = await _held(client, ratings)
     await ratings.drop()
     assert await ratings.table() == {}
@@ -119,6 +135,14 @@ async def test_results_held_without_their_fold_are_folded_with_the_next(client: 
     await ratings.record(last)
     mine = [r for r in results if r.rules == last.rules]
     assert await ratings.table() == fold(mine)  # the other rule set waits for its next
+    # Its results past the checkpoints are let go; the newest of them is its horizon.
+    held = set(await client.hgetall(ratings.results_key))
+    others = {r.game_id.encode() for r in results[:-1] if r.rules != last.rules and r.entrants}
+    kept = [r for r in mine if r.entrants][-KEPT:]
+    assert held == others | {r.game_id.encode() for r in kept}
+    gone = [r for r in mine if r.entrants][-KEPT - 1]
+    horizon = await client.get(ratings.key(last.rules, "horizon"))
+    assert horizon == f"{gone.finished!r} {gone.game_id}".encode()
 
 
 async def test_a_result_in_order_folds_one_games_worth(
@@ -138,7 +162,7 @@ async def test_a_result_in_order_folds_one_games_worth(
     assert await ratings.table() == fold(results)
 
 
-async def test_a_late_result_folds_from_the_checkpoint_at_its_place(
+async def test_a_late_result_folds_from_the_checkpoint_at_its_place_an_older_one_waits(
     client: Counted, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rated = [r for r in _results(80) if r.rules == "robbers" and len(r.entrants) >= 2]
@@ -155,9 +179,17 @@ async def test_a_late_result_folds_from_the_checkpoint_at_its_place(
     assert "hgetall" not in counted.commands
     assert await ratings.table() == fold([*results, late])
     updates[0] = 0
-    await ratings.record(early)  # older than every checkpoint: the rule set's whole past
-    assert updates[0] == len(results) + 2
+    told: list[GameResult] = []
+    ratings.on_late = told.append
+    assert await ratings.record(early) is False  # older than every checkpoint: not counted
+    assert updates == [0] and told == [early]
+    assert await ratings.table() == fold([*results, late])
+    await ratings.drop()  # a rebuild counts it in its place
+    for result in [*results, late, early]:
+        await ratings.record(result, refold=False)
+    await ratings.refold()
     assert await ratings.table() == fold([*results, late, early])
+    assert len(await client.hgetall(ratings.results_key)) == KEPT
 
 
 async def test_a_fold_overtaken_by_another_process_folds_again(client: Counted) -> None:
@@ -233,3 +265,19 @@ async def test_a_board_page_reads_that_page_only(client: Counted) -> None:
     assert await reader.standing("rummikub", "acct1") is None
     assert "hgetall" not in counted.commands
     assert not any("bot:" in r for r in counted.replies)
+
+
+async def test_scoring_counts_and_logs_a_result_too_late_to_rate(
+    client: Counted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scoring = Scoring(client.client, Settings(prefix=client.prefix))
+    ratings = scoring.projections.ratings
+    ratings.checkpoints = 1
+    older, newer, newest = sorted(
+        (r for r in _results(30) if r.rules == "robbers" and len(r.entrants) >= 2),
+        key=lambda r: r.position,
+    )[:3]
+    assert await ratings.record(older) and await ratings.record(newest)  # older is let go
+    assert await ratings.record(newer) is False
+    assert scoring.registry.get_sample_value("scoring_results_too_late_total") == 1
+    assert newer.game_id in capsys.readouterr().out
