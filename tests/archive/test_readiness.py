@@ -305,6 +305,7 @@ async def test_the_redis_side_is_not_ready_while_the_heartbeat_fails_and_ready_a
         assert await idle.becomes(True) == (True, "archiving")
 
 
+@pytest.mark.slow  # a PostgreSQL of its own: initdb, start, kill, start
 async def test_an_idle_archiver_notices_its_postgresql_crash_and_recovery() -> None:
     with PostgresServer() as server:
         async with running(PostgresArchive(server.url)) as idle:
