@@ -402,8 +402,9 @@ class _Changes:
 
 
 class Ratings:
-    """The ratings read model in Redis, under the scoring projections' hash tag: every result
-    (by game), and per rule set the fold's state (see the module's docstring)."""
+    """The ratings read model in Redis, under the scoring projections' hash tag: the results
+    of the checkpoints (by game), and per rule set the fold's state (see the module's
+    docstring)."""
 
     def __init__(
         self,
@@ -480,14 +481,12 @@ class Ratings:
         )
         if known is not None:
             return False
-        let_go = horizon is not None and folded
-        after = None
-        if not (let_go and _let_go(at, _horizon(horizon), first)) and folded:
-            after = await self._after(rules, at, last, first)
-        if after is None and let_go:  # what it would fold on from is gone
-            if self.on_late is not None:
-                self.on_late(result)
-            return False
+        let_go = _horizon(horizon) if folded and horizon is not None else None
+        if let_go is not None and _older_than_kept(at, let_go, first):
+            return self._late(result)
+        after = await self._after(rules, at, last, first) if folded else None
+        if after is None and let_go is not None:  # what it would fold on from is gone
+            return self._late(result)
         if after is None:
             return await self._fold_all(rules, seen, result, doc)
         later, stored = after
@@ -513,6 +512,12 @@ class Ratings:
             page = again.page(name, pages[name].before(at) if name in pages else None)
             changes.entrant(name, again.standings[name], page, was.get(name))
         return await self._write(rules, seen, result, doc, changes, afresh=False)
+
+    def _late(self, result: GameResult) -> bool:
+        """A result not counted live (see the module's docstring), reported."""
+        if self.on_late is not None:
+            self.on_late(result)
+        return False
 
     async def _after(
         self, rules: str, at: Position, last: Any, first: Any
@@ -549,12 +554,14 @@ class Ratings:
         whole = Fold()
         newest: deque[tuple[GameResult, list[Standing]]] = deque(maxlen=self.checkpoints)
         changes = _Changes()
+        gone: GameResult | None = None
         for one in sorted(mine, key=lambda r: r.position):
             if len(newest) == newest.maxlen:  # the oldest checkpoint goes: its result too
                 gone = newest[0][0]
                 changes.hdel(RESULTS, gone.game_id)
-                changes.set(HORIZON, f"{gone.finished!r} {gone.game_id}")
             newest.append((one, whole.add(one)))
+        if gone is not None:
+            changes.set(HORIZON, f"{gone.finished!r} {gone.game_id}")
         for one, befores in newest:
             changes.checkpoint(one, befores)
         for who, standing in sorted(whole.standings.items()):
@@ -655,7 +662,7 @@ def _horizon(raw: Any) -> Position:
     return (float(finished), game_id)
 
 
-def _let_go(at: Position, horizon: Position, first: Any) -> bool:
+def _older_than_kept(at: Position, horizon: Position, first: Any) -> bool:
     """Whether a result at ``at`` is older than every checkpoint of a rule set that has let
     results go (``horizon``; ``first``: the oldest checkpoint): then what it would fold on from
     is gone."""
