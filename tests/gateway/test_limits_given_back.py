@@ -116,10 +116,22 @@ async def test_a_page_asking_several_turns_at_once_does_not_lock_itself_out(
     assert over.status == 429 and over.headers["Retry-After"] == "20", over
 
 
+class Holds:
+    """The tarpit's sleep in a test: records each hold and returns at once."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+
 async def test_a_hint_the_pool_could_not_work_out_costs_the_seat_no_hint(
     make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stack, _ = await limited(make_stack, limit_hint_per_minute=1)
+    """Each 503 is held before it is sent, as a 429 is: a client looping on them waits."""
+    stack, _ = await limited(make_stack, limit_hint_per_minute=1, refusal_delay=3)
+    holds = stack.server.app[GATEWAY].tarpit.sleep = Holds()
     api = stack.api
     pool = pool_of(stack, monkeypatch)
     game_id, _, tokens = await api.new_game("rummikub", 2, {"opening_points": 0})
@@ -127,10 +139,12 @@ async def test_a_hint_the_pool_could_not_work_out_costs_the_seat_no_hint(
     pool.refusing = PoolBusy("no worker was free within the 2 s budget")
     for _ in range(3):
         assert busy(await api.call("GET", path, token=tokens[0]))
+    assert holds.seconds == [2, 2, 2]  # the delay, but no longer than their Retry-After
     pool.refusing = None
-    assert (await api.call("GET", path, token=tokens[0])).status == 200
+    assert (await api.call("GET", path, token=tokens[0])).status == 200  # never held
     refused = await api.call("GET", path + "?goal=points", token=tokens[0])
     assert refused.status == 429 and refused.headers["Retry-After"] == "60", refused
+    assert holds.seconds == [2, 2, 2, 3]
 
 
 async def test_a_replay_whose_log_could_not_be_read_costs_no_allowance(
@@ -158,35 +172,6 @@ async def test_a_replay_whose_log_could_not_be_read_costs_no_allowance(
     assert (await api.call("GET", path)).status == 200  # the one pass a minute is still there
     refused = await api.call("GET", path.replace("turn=1", "turn=2"))
     assert refused.status == 429, refused
-
-
-class Holds:
-    """The tarpit's sleep in a test: records each hold and returns at once."""
-
-    def __init__(self) -> None:
-        self.seconds: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.seconds.append(seconds)
-
-
-async def test_a_solver_busy_refusal_is_held_before_it_is_sent(
-    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A client looping on its 503s waits out a hold each time, as on its 429s."""
-    stack, _ = await limited(make_stack, refusal_delay=3)
-    holds = stack.server.app[GATEWAY].tarpit.sleep = Holds()
-    api = stack.api
-    pool = pool_of(stack, monkeypatch)
-    game_id, _, tokens = await api.new_game("rummikub", 2, {"opening_points": 0})
-    path = f"/api/games/{game_id}/hint"
-    pool.refusing = PoolBusy("no worker was free within the 2 s budget")
-    for _ in range(2):
-        assert busy(await api.call("GET", path, token=tokens[0]))
-    assert holds.seconds == [2, 2]  # the delay, but no longer than its Retry-After
-    pool.refusing = None
-    assert (await api.call("GET", path, token=tokens[0])).status == 200
-    assert holds.seconds == [2, 2]  # an answer is never held
 
 
 async def test_a_pass_given_back_empties_the_shared_bucket_never_past_full() -> None:
