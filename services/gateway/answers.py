@@ -109,12 +109,9 @@ class Answers:
         the question itself."""
         try:
             return await self._answer(kind, key, job, budget, owner)
-        except ApiError as err:
-            if isinstance(err, SolverBusy) and taken is not None:
-                await taken.give_back()
-            raise
         except Exception as err:
-            if taken is not None:
+            ours = isinstance(err, SolverBusy) or not isinstance(err, ApiError)
+            if ours and taken is not None:
                 try:
                     await taken.give_back()
                 except Exception as lost:  # Redis away: the pass is lost, the failure stands
