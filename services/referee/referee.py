@@ -608,7 +608,7 @@ class Referee:
             if entry.kind == "start":
                 return Start()
             if entry.kind == "timeout":
-                if nobody_plays(loaded.state):  # a timer set before the last player left
+                if _nobody_plays(loaded.state):  # a timer set before the last player left
                     return Rejection(
                         "nobody_playing",
                         "every seat still in the round is away and skipped: the turn waits "
@@ -744,7 +744,7 @@ class Referee:
         while nobody plays (Decision 25): the turn waits for a return or the game's expiry."""
         state = loaded.state
         turn = state.turn
-        if state.phase != "turns" or turn is None or nobody_plays(state):
+        if state.phase != "turns" or turn is None or _nobody_plays(state):
             return
         timers = self.keys.timers(partition_of(game, self.settings.partitions))
         member = f"{game}|{turn.number}"
@@ -807,7 +807,7 @@ def _archived(game: str, seen: Loaded) -> Rejection:
     )
 
 
-def nobody_plays(state: GameState) -> bool:
+def _nobody_plays(state: GameState) -> bool:
     """Whether every seat still in the round is a player away under ``skip`` (no player and no
     bot would ever move): ending their turns at once would play the game to an end, and a
     result, that nobody played (Decision 25)."""
