@@ -164,6 +164,10 @@ class Gateway:
         self.metrics.commands.labels(answer.get("status", "?")).inc()
         if isinstance(answer.get("version"), int):
             self.games.note(entry.game, answer["version"])
+        if answer.get("code") in ("game_archived", "game_not_started"):
+            # The referee found no log: what this gateway caches of the game may be all that
+            # is left of a game Redis lost. The next load asks the store (and the archive).
+            self.games.forget(entry.game)
         if answer.get("code") == "game_not_started" and await self.store.forgotten(entry.game):
             # A referee that never held the game finds no log: it has left Redis, archived.
             message = f"game {entry.game} was played to its end and archived: no more commands"

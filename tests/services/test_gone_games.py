@@ -12,6 +12,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from services.archiver.archiver import Archiver
 from shared.archive.sqlite import SqliteArchive
 from shared.core.commands import SERVICE_COMMAND_PREFIX, command_json
@@ -221,3 +223,29 @@ async def rewind(stack: Stack, game_id: str, to: Loaded, cid: str) -> None:
         stack.keys.head(game_id), mapping={"version": to.version, "hash": to.head}
     )
     await stack.client.hdel(stack.keys.commands(game_id), cid)
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["its-referee", "another-referee"])
+async def test_a_gateway_stops_showing_a_game_redis_lost_once_a_move_finds_no_log(
+    make_stack: MakeStack, held: bool
+) -> None:
+    """The gateway's cached state of a game Redis lost (its referee's refusal: game_archived;
+    a referee that never held it: game_not_started) goes with the refusal, so the game's page
+    says it is gone instead of showing it in play for as long as the cache keeps it."""
+    api_stack = await make_stack()
+    api = api_stack.api
+    game_id, _, tokens = await api.new_game(*ROBBERS)
+    seat = (await api.view(game_id))["turn"]["seat"]
+    await api_stack.redis.delete(*game_data_keys(Keys(api_stack.settings.prefix), game_id))
+    if not held:
+        api_stack.referee.games.forget(game_id)  # as a referee restarted since would be
+    path = f"/api/games/{game_id}"
+    assert (await api.call("GET", path)).status == 200  # what the gateway cached
+
+    reply = await api.command(game_id, tokens[seat], {"id": "lost", "type": "draw"})
+
+    assert reply.status == 409, reply
+    check_error(reply.body, "game_archived" if held else "game_not_started")
+    gone_page = await api.call("GET", path)
+    assert gone_page.status == 404, gone_page
+    check_error(gone_page.body, "not_found")
