@@ -385,8 +385,18 @@ class Gateway:
         """The readiness loop's round trip: a write, not a ping. A Redis turned read-only
         replica still answers pings but refuses every write, and nearly every request here
         writes (commands, limits, tokens). The write is the time to live of this gateway's own
-        reply stream, which it keeps anyway: no key of its own, one small write a beat."""
-        await self.client.pexpire(self.requester.stream, REPLY_TTL_MS)
+        reply stream, which it keeps anyway: no key of its own, one small write a beat.
+
+        The stream gone once followed says Redis came back without its data (or this gateway
+        was cut off past the stream's time to live): the game states it caches may be all that
+        is left of games Redis lost, so they go (the next load asks the store and the
+        archive), and the stream is made again."""
+        if await self.client.pexpire(self.requester.stream, REPLY_TTL_MS):
+            return
+        if self.requester.started:
+            dropped = self.games.clear()
+            await self.requester.mark()
+            self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
 
     async def ready(self) -> tuple[bool, str]:
         """Ready when the last heartbeat, recent enough, was written (no Redis call here: under

@@ -115,11 +115,21 @@ class Requester:
         """Start following the reply stream (from now on)."""
         if self._reader is None:
             self._closing = False
-            info = await self.bus.client.xadd(self.stream, {FIELD: b"{}"}, maxlen=REPLY_MAXLEN)
-            await self.bus.client.pexpire(self.stream, REPLY_TTL_MS)
-            self._refreshed = asyncio.get_running_loop().time()
-            self._last = info.decode() if isinstance(info, bytes) else str(info)
+            self._last = await self.mark()
             self._reader = asyncio.create_task(self._read(), name="replies")
+
+    @property
+    def started(self) -> bool:
+        """Whether the reply stream is followed (it then exists, with its time to live)."""
+        return self._reader is not None
+
+    async def mark(self) -> str:
+        """Make the reply stream (an empty entry, which no request id matches) with its time to
+        live; the entry's id."""
+        info = await self.bus.client.xadd(self.stream, {FIELD: b"{}"}, maxlen=REPLY_MAXLEN)
+        await self.bus.client.pexpire(self.stream, REPLY_TTL_MS)
+        self._refreshed = asyncio.get_running_loop().time()
+        return info.decode() if isinstance(info, bytes) else str(info)
 
     async def close(self) -> None:
         """Stop following; waiting commands fail. (The reader also checks a flag: on Python

@@ -196,6 +196,14 @@ class GameLog:
         """Drop a game from the cache (its next load rebuilds it)."""
         self._cache.pop(game_id, None)
 
+    def clear(self) -> int:
+        """Drop every game from the cache; how many there were."""
+        count = len(self._cache)
+        self._cache.clear()
+        self._heard.clear()
+        self._checked.clear()
+        return count
+
     async def append(
         self,
         game_id: str,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from services.archiver.archiver import Archiver
+from services.gateway.state import GATEWAY
 from shared.archive.sqlite import SqliteArchive
 from shared.core.commands import SERVICE_COMMAND_PREFIX, command_json
 from shared.core.views import seat_view
@@ -246,6 +247,32 @@ async def test_a_gateway_stops_showing_a_game_redis_lost_once_a_move_finds_no_lo
 
     assert reply.status == 409, reply
     check_error(reply.body, "game_archived" if held else "game_not_started")
+    gone_page = await api.call("GET", path)
+    assert gone_page.status == 404, gone_page
+    check_error(gone_page.body, "not_found")
+
+
+async def test_a_gateway_drops_its_cached_games_when_redis_comes_back_without_its_data(
+    make_stack: MakeStack,
+) -> None:
+    """Its heartbeat finds its reply stream gone: every game it caches goes (a page nobody
+    moves on included), once, and the stream is made again."""
+    api_stack = await make_stack()
+    api = api_stack.api
+    gateway = api_stack.server.app[GATEWAY]
+    game_id, _, _ = await api.new_game(*ROBBERS)
+    path = f"/api/games/{game_id}"
+    assert (await api.call("GET", path)).status == 200
+    await gateway.heartbeat()
+    assert gateway.games.cached(game_id)  # nothing lost, nothing dropped
+    prefix = api_stack.settings.prefix
+    lost = [key async for key in api_stack.redis.scan_iter(match=f"{prefix}*")]
+    await api_stack.redis.delete(*lost)  # Redis restarted empty
+
+    await gateway.heartbeat()
+
+    assert not gateway.games.cached(game_id)
+    assert await api_stack.redis.exists(gateway.requester.stream)  # made again: dropped once
     gone_page = await api.call("GET", path)
     assert gone_page.status == 404, gone_page
     check_error(gone_page.body, "not_found")
