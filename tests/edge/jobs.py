@@ -81,3 +81,14 @@ def boom_at_start() -> None:
 def niceness() -> int:
     """The worker's CPU niceness."""
     return os.nice(0)
+
+
+def hint_held_for_fewest_cards(*args: Any) -> Any:
+    """The gateway's hint job, except that a hint for the fewest cards never comes (its worker
+    held until killed): a question the solver takes minutes on, without hunting for a deal that
+    is slow enough (those take from seconds to minutes, and one quick enough ends a test early)."""
+    from services.gateway import jobs
+
+    if args[4] == "cards":  # its goal
+        time.sleep(3600)
+    return jobs.hint(*args)

@@ -1,7 +1,12 @@
 """Hints, replays and exports over the API, worked out in the gateway's worker processes: a
 hostile hint answers 503 hint_timeout within its budget while the gateway goes on answering
 everything else, a full pool answers 503 solver_busy, replays are the very replays the log gives
-(secrecy included) and the same one asked again is not worked out again."""
+(secrecy included) and the same one asked again is not worked out again.
+
+A hint that must stay in the pool while a test looks on is held in its worker until the test
+kills it (``jobs.hint_held_for_fewest_cards``): a hostile deal takes the solver from seconds to
+minutes, so one quick enough would end such a test early. The hostile deals serve the tests of
+the budget, which a real solve must run past."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from fakeredis import FakeServer
 from fakeredis.aioredis import FakeRedis
 
+from services.gateway import jobs as answer_jobs
 from services.gateway.answers import Answers, Job
 from services.gateway.app import make_app
 from services.gateway.errors import ApiError
@@ -27,6 +33,7 @@ from shared.audit.replay import SPECTATOR, replay
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.workpool import PoolBusy
+from tests.edge import jobs
 from tests.edge.test_workpool import alive
 from tests.gateway.api import Api, Reply, check_error, play_to_end
 from tests.gateway.conftest import MakeStack, Stack, make_stack  # noqa: F401 - fixtures
@@ -66,16 +73,17 @@ def hint_path(game_id: str, query: str = "") -> str:
     return f"/api/games/{game_id}/hint" + (f"?{query}" if query else "")
 
 
-async def hint_in_hand(stack: Stack) -> tuple[asyncio.Task[Reply], str, list[str]]:
-    """A hint of a hostile game that the pool is working out now."""
+async def hint_in_hand(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> tuple[asyncio.Task[Reply], str, list[str]]:
+    """A hint the pool is working out now, and goes on with until its worker is killed (a hint
+    for the fewest cards, held: ``jobs.hint_held_for_fewest_cards``)."""
+    monkeypatch.setattr(answer_jobs, "hint", jobs.hint_held_for_fewest_cards)
     pool = gateway(stack).answers.pool
-    for _ in range(TRIES):
-        game_id, tokens = await hostile_game(stack)
-        hint = asyncio.create_task(stack.api.call("GET", hint_path(game_id), token=tokens[0]))
-        await until(lambda: pool.running() == 1 or hint.done(), SAFETY, every=0.01)  # noqa: B023
-        if not hint.done():
-            return hint, game_id, tokens
-    raise AssertionError(f"no hostile deal of {TRIES} kept the solver busy")
+    game_id, _, tokens = await stack.api.new_game("rummikub", 2, {"opening_points": 0})
+    hint = asyncio.create_task(stack.api.call("GET", hint_path(game_id), token=tokens[0]))
+    await until(lambda: pool.running() == 1, SAFETY, every=0.01)
+    return hint, game_id, tokens
 
 
 def idle(stack: Stack) -> bool:
@@ -129,22 +137,20 @@ async def test_a_hostile_hint_answers_hint_timeout_and_is_not_worked_out_twice(
 
 async def test_the_gateway_answers_everyone_else_while_a_hint_is_worked_out(
     make_stack: MakeStack,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stack = await make_stack(hint_seconds=3600)
     api = stack.api
     other, _, _ = await api.new_game("robbers", 2)
     pool = gateway(stack).answers.pool
-    for _ in range(TRIES):
-        hint, game_id, tokens = await hint_in_hand(stack)
-        health = await api.call("GET", "/healthz")
-        spectator = await api.call("GET", f"/api/games/{game_id}")
-        unrelated = await api.call("GET", f"/api/games/{other}")
-        seat = await api.call("GET", f"/api/games/{game_id}", token=tokens[0])
-        statuses = (health.status, spectator.status, unrelated.status, seat.status)
-        assert statuses == (200,) * 4
-        if not hint.done():  # all that while the hint was worked out
-            break
-    assert not hint.done() and pool.running() == 1
+    hint, game_id, tokens = await hint_in_hand(stack, monkeypatch)
+    health = await api.call("GET", "/healthz")
+    spectator = await api.call("GET", f"/api/games/{game_id}")
+    unrelated = await api.call("GET", f"/api/games/{other}")
+    seat = await api.call("GET", f"/api/games/{game_id}", token=tokens[0])
+    statuses = (health.status, spectator.status, unrelated.status, seat.status)
+    assert statuses == (200,) * 4
+    assert not hint.done() and pool.running() == 1  # all that while the hint was worked out
     kill_workers(stack)  # (rather than wait for the budget: a lost worker is a 503 too)
     async with asyncio.timeout(SAFETY):
         reply: Reply = await hint
@@ -155,12 +161,13 @@ async def test_the_gateway_answers_everyone_else_while_a_hint_is_worked_out(
 
 async def test_a_full_pool_refuses_at_once_with_retry_after(
     make_stack: MakeStack,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stack = await make_stack(
         hint_seconds=3600, solver_workers=1, solver_queue=0, solver_per_address=8
     )
     api = stack.api
-    slow, game_id, tokens = await hint_in_hand(stack)
+    slow, game_id, tokens = await hint_in_hand(stack, monkeypatch)
     reply = await api.call("GET", hint_path(game_id, "goal=points"), token=tokens[0])
     assert reply.status == 503, reply
     check_error(reply.body, "solver_busy")
@@ -177,10 +184,11 @@ async def test_a_full_pool_refuses_at_once_with_retry_after(
 
 async def test_one_address_has_one_answer_worked_out_at_a_time(
     make_stack: MakeStack,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stack = await make_stack(hint_seconds=3600, trusted_proxies="127.0.0.1")
     api = stack.api
-    slow, game_id, tokens = await hint_in_hand(stack)  # from this client's own address
+    slow, game_id, tokens = await hint_in_hand(stack, monkeypatch)  # from this address
     pool = gateway(stack).answers.pool
     reply = await api.call("GET", hint_path(game_id, "goal=points"), token=tokens[0])
     assert reply.status == 503, reply  # a second question from the same address
@@ -191,8 +199,9 @@ async def test_one_address_has_one_answer_worked_out_at_a_time(
     same = asyncio.create_task(api.call("GET", hint_path(game_id), token=tokens[0]))
     easy, _, easy_tokens = await api.new_game("rummikub", 2, {"opening_points": 0})
     elsewhere = {"X-Forwarded-For": "198.51.100.9"}
+    quick = hint_path(easy, "goal=points")  # (worked out: only the fewest cards are held)
     async with asyncio.timeout(SAFETY):
-        other = await api.call("GET", hint_path(easy), token=easy_tokens[0], headers=elsewhere)
+        other = await api.call("GET", quick, token=easy_tokens[0], headers=elsewhere)
     assert other.status == 200, other  # another address is served meanwhile
     assert not same.done() and not slow.done()  # the same question waits for the one job
     killed = kill_workers(stack)
@@ -201,16 +210,17 @@ async def test_one_address_has_one_answer_worked_out_at_a_time(
     fresh = lambda: len(pool.pids()) == 2 and not set(pool.pids()) & set(killed)  # noqa: E731
     await until(fresh, SAFETY, every=0.01)
     async with asyncio.timeout(SAFETY):
-        again = await api.call("GET", hint_path(easy), token=easy_tokens[1])
+        again = await api.call("GET", quick, token=easy_tokens[1])
     assert again.status == 200, again  # its job done, the address may ask again
     assert gateway(stack).answers._owned == {}
 
 
 async def test_stopping_the_gateway_ends_its_workers(
     make_stack: MakeStack,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     stack = await make_stack(hint_seconds=3600)
-    hint, _, _ = await hint_in_hand(stack)
+    hint, _, _ = await hint_in_hand(stack, monkeypatch)
     pool = gateway(stack).answers.pool
     await until(lambda: len(pool.pids()) == 2, SAFETY, every=0.01)
     pids = pool.pids()
