@@ -76,7 +76,11 @@ async def test_a_game_of_bots_alone_finishes(stack: Stack, players: Players) -> 
     bots = players.start()
     await stack.until(lambda: holding(bots, stack.settings.partitions))
     game_id = await seat_game(
-        stack.requester, "robbers", 2, {0: "greedy", 1: "random"}, {"match_rounds": 2}
+        stack.requester,
+        "robbers",
+        2,
+        {0: "greedy", 1: "random"},
+        {"match_rounds": 2, "tie_break_rounds": 0},  # a tie would add rounds (Decision 8)
     )
     await stack.until(lambda: _finished(stack, game_id), timeout=60)
     events = await log_of(stack, game_id)
