@@ -395,7 +395,7 @@ class Gateway:
             return
         if self.requester.started:
             dropped = self.games.clear()
-            await self.requester.mark()
+            await self.requester.remake()
             self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
 
     async def ready(self) -> tuple[bool, str]:

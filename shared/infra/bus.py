@@ -131,6 +131,14 @@ class Requester:
         self._refreshed = asyncio.get_running_loop().time()
         return info.decode() if isinstance(info, bytes) else str(info)
 
+    async def remake(self) -> None:
+        """Make the reply stream again after Redis lost it, and follow it from its start. A
+        Redis back without its data numbers entries by its own clock, which may be behind the
+        last id followed here: a reader still waiting after that id would miss every answer
+        until that clock passed it. (The new stream holds only answers sent since.)"""
+        self._last = "0-0"
+        await self.mark()
+
     async def close(self) -> None:
         """Stop following; waiting commands fail. (The reader also checks a flag: on Python
         3.11 a cancellation that meets a Redis command just as it completes can be lost.)"""

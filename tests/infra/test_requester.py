@@ -13,6 +13,7 @@ import pytest
 from shared.infra.bus import Bus, Requester, partition_of
 from shared.infra.keys import Keys
 from shared.infra.protocol import Answer, CommandEntry
+from tests.servers import until
 from tests.services.conftest import delete_prefixed, redis_client
 
 
@@ -45,31 +46,56 @@ async def test_a_command_nobody_answers_times_out_and_is_forgotten(
         await requester.close()
 
 
+async def referee(bus: Bus, keys: Keys, count: int) -> None:
+    """Answers ``count`` commands on g1's partition, in turn (versions 1, 2, ...)."""
+    stream = keys.command_stream(partition_of("g1", 2))
+    last, answered = "0-0", 0
+    while answered < count:
+        reply = await bus.client.xread({stream: last}, count=10, block=100)
+        for _, entries in reply or []:
+            for entry_id, fields in entries:
+                last = entry_id
+                entry = CommandEntry.decode(fields)
+                answer = Answer(entry.rid, entry.game, "accepted", answered + 1, "h")
+                await bus.client.xadd(entry.reply, answer.encode())
+                answered += 1
+
+
 async def test_each_answer_reaches_its_own_request(made: tuple[Requester, Keys]) -> None:
     requester, keys = made
     bus = requester.bus
     try:
         await requester.start()
-
-        async def referee() -> None:  # answers every command on the partition, in turn
-            stream = keys.command_stream(partition_of("g1", 2))
-            last, answered = "0-0", 0
-            while answered < 3:
-                reply = await bus.client.xread({stream: last}, count=10, block=100)
-                for _, entries in reply or []:
-                    for entry_id, fields in entries:
-                        last = entry_id
-                        entry = CommandEntry.decode(fields)
-                        answer = Answer(entry.rid, entry.game, "accepted", answered + 1, "h")
-                        await bus.client.xadd(entry.reply, answer.encode())
-                        answered += 1
-
-        answering = asyncio.create_task(referee())
+        answering = asyncio.create_task(referee(bus, keys, 3))
         entries = [CommandEntry("g1", "seat", f"c{i}", {"type": "draw"}, seat=0) for i in range(3)]
         answers = await asyncio.gather(*(requester.request(e, timeout=10) for e in entries))
         await answering
         assert sorted(a["version"] for a in answers) == [1, 2, 3]
         assert len({a["rid"] for a in answers}) == 3
         assert requester._waiting == {}
+    finally:
+        await requester.close()
+
+
+async def test_answers_reach_their_requests_after_redis_came_back_without_its_data(
+    made: tuple[Requester, Keys],
+) -> None:
+    """The reply stream was followed up to an id ahead of the clock of the Redis that comes
+    back empty (another host, or a clock set back): once the stream is made again, answers
+    numbered below that id still reach their requests."""
+    requester, keys = made
+    bus = requester.bus
+    try:
+        await requester.start()
+        ahead = "9000000000000-0"  # the year 2255: ahead of any Redis's clock
+        await bus.client.xadd(requester.stream, {b"x": b"not an answer"}, id=ahead)
+        await until(lambda: requester._last == ahead, timeout=30)
+        await bus.client.delete(requester.stream)  # Redis lost its data
+        await requester.remake()
+        answering = asyncio.create_task(referee(bus, keys, 1))
+        entry = CommandEntry("g1", "seat", "c1", {"type": "draw"}, seat=0)
+        answer = await requester.request(entry, timeout=30)
+        await answering
+        assert answer["version"] == 1
     finally:
         await requester.close()
