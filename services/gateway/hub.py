@@ -57,6 +57,7 @@ class Hub:
         self.outboxes: weakref.WeakSet[Outbox] = weakref.WeakSet()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
+        self._restarts = 0  # times the feed was to be read again from its start
         self.log = structlog.get_logger("gateway.hub")
 
     def add(self, watcher: Watcher) -> None:
@@ -102,6 +103,23 @@ class Hub:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.close_sockets()
 
+    def follow_from_start(self) -> None:
+        """Read again from its start every feed partition made anew since it was last read.
+        Redis may have come back without its data: it numbers a new feed's entries by its own
+        clock, which may be behind the last ids followed here, and news below them would go
+        unseen until that clock passed them. A partition whose newest entry is not behind
+        what was read is the one followed all along (a stream's ids only grow), and reads on."""
+        self._restarts += 1
+
+    async def _made_anew(self, last: dict[str, str | bytes]) -> dict[str, str | bytes]:
+        """``last`` with "0-0" for each stream now behind it (or gone)."""
+        again = dict(last)
+        for stream, seen in last.items():
+            newest = await self._tail(stream)
+            if newest in ("0-0", b"0-0") or _entry_id(newest) < _entry_id(seen):
+                again[stream] = "0-0"
+        return again
+
     async def _tail(self, stream: str) -> str | bytes:
         """The id of the stream's latest entry ("0-0" if none): where following starts. (Not
         "$" in the loop: news added between two blocking reads would be skipped.)"""
@@ -118,7 +136,11 @@ class Hub:
 
     async def _follow(self, streams: list[str], block: int) -> None:
         last = {stream: await self._tail(stream) for stream in streams}
+        restarts = self._restarts
         while not self._stopping:
+            if restarts != self._restarts:
+                restarts = self._restarts
+                last = await self._made_anew(last)
             try:
                 reply = await self.bus.client.xread(last, count=500, block=block)
             except asyncio.CancelledError:
@@ -165,6 +187,13 @@ class Hub:
                     await self.push(watcher)
                 except Exception as err:  # e.g. Redis: the next change pushes again
                     self.log.warning("pushing a view failed", game=game_id, error=str(err))
+
+
+def _entry_id(value: str | bytes) -> tuple[int, int]:
+    """A stream entry id as numbers, to compare ("0-0" for none)."""
+    text = value.decode() if isinstance(value, bytes) else value
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
 
 
 def watcher_info(watcher: Watcher) -> dict[str, Any]:

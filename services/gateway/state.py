@@ -390,12 +390,13 @@ class Gateway:
         The stream gone once followed says Redis came back without its data (or this gateway
         was cut off past the stream's time to live): the game states it caches may be all that
         is left of games Redis lost, so they go (the next load asks the store and the
-        archive), and the stream is made again."""
+        archive), the stream is made again, and the feed is read again from its start."""
         if await self.client.pexpire(self.requester.stream, REPLY_TTL_MS):
             return
         if self.requester.started:
             dropped = self.games.clear()
             await self.requester.remake()
+            self.hub.follow_from_start()
             self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
 
     async def ready(self) -> tuple[bool, str]:
