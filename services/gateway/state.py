@@ -39,7 +39,6 @@ from shared.infra.readiness import Readiness
 from shared.infra.settings import Settings
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.tournaments import TournamentDesk
-from shared.infra.trimming import REPLY_TTL_MS
 
 CATCH_UP_PAGE = 100  # events in one frame of a socket's catch-up
 ANSWER_WAIT = 0.5  # seconds an answer waits for the news of its change before reading the log
@@ -91,7 +90,7 @@ class Gateway:
         self._pending: set[asyncio.Task[None]] = set()  # answers' pushes under way
         self.bus = Bus(client, self.keys, settings.partitions)
         name = f"gateway-{uuid.uuid4().hex[:12]}"
-        self.requester = Requester(self.bus, name)
+        self.requester = Requester(self.bus, name, on_lost=self.redis_lost)
         self.tokens = Tokens(client, self.keys)
         # Tournaments: commands to the tournament service, and their logs read back.
         self.tournaments = TournamentDesk(client, self.keys, name, settings.command_timeout)
@@ -385,19 +384,18 @@ class Gateway:
         """The readiness loop's round trip: a write, not a ping. A Redis turned read-only
         replica still answers pings but refuses every write, and nearly every request here
         writes (commands, limits, tokens). The write is the time to live of this gateway's own
-        reply stream, which it keeps anyway: no key of its own, one small write a beat.
+        reply stream, which it keeps anyway: no key of its own, one small write a beat (and
+        the beat that finds the stream lost with Redis's data: ``redis_lost``)."""
+        await self.requester.keep()
 
-        The stream gone once followed says Redis came back without its data (or this gateway
-        was cut off past the stream's time to live): the game states it caches may be all that
-        is left of games Redis lost, so they go (the next load asks the store and the
-        archive), the stream is made again, and the feed is read again from its start."""
-        if await self.client.pexpire(self.requester.stream, REPLY_TTL_MS):
-            return
-        if self.requester.started:
-            dropped = self.games.clear()
-            await self.requester.remake()
-            self.hub.follow_from_start()
-            self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
+    async def redis_lost(self) -> None:
+        """Redis came back without its data (or this gateway was cut off past its reply
+        stream's time to live): the game states it caches may be all that is left of games
+        Redis lost, so they go (the next load asks the store and the archive), and the feed is
+        read again from its start."""
+        dropped = self.games.clear()
+        self.hub.follow_from_start()
+        self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
 
     async def ready(self) -> tuple[bool, str]:
         """Ready when the last heartbeat, recent enough, was written (no Redis call here: under

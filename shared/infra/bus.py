@@ -20,7 +20,7 @@ import hashlib
 import json
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -96,11 +96,16 @@ class Requester:
 
     One reader task follows the reply stream and resolves the waiting futures by request id, so
     thousands of commands can be in flight over one connection.
+
+    ``on_lost`` is awaited each time the stream is found lost with Redis's data (``keep``).
     """
 
-    def __init__(self, bus: Bus, name: str) -> None:
+    def __init__(
+        self, bus: Bus, name: str, on_lost: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self.bus = bus
         self.stream = bus.keys.replies(name)
+        self.on_lost = on_lost
         self._waiting: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._reader: asyncio.Task[None] | None = None
         self._closing = False
@@ -131,13 +136,22 @@ class Requester:
         self._refreshed = asyncio.get_running_loop().time()
         return info.decode() if isinstance(info, bytes) else str(info)
 
-    async def remake(self) -> None:
-        """Make the reply stream again after Redis lost it, and follow it from its start. A
-        Redis back without its data numbers entries by its own clock, which may be behind the
-        last id followed here: a reader still waiting after that id would miss every answer
-        until that clock passed it. (The new stream holds only answers sent since.)"""
+    async def keep(self) -> bool:
+        """Refresh the reply stream's time to live; whether it was kept. Once followed, the
+        stream always has one: a stream without (gone, or made again by an answer written to
+        it) says Redis came back without its data. It is then made again and followed from its
+        start, since that Redis numbers entries by its own clock, which may be behind the last
+        id followed here (a reader waiting after that id would miss every answer until that
+        clock passed it); and ``on_lost`` is told."""
+        kept = await self.bus.client.pexpire(self.stream, REPLY_TTL_MS, xx=True)
+        self._refreshed = asyncio.get_running_loop().time()
+        if kept or not self.started:
+            return bool(kept)
         self._last = "0-0"
         await self.mark()
+        if self.on_lost is not None:
+            await self.on_lost()
+        return False
 
     async def close(self) -> None:
         """Stop following; waiting commands fail. (The reader also checks a flag: on Python
@@ -175,8 +189,7 @@ class Requester:
         while not self._closing:
             try:
                 if loop.time() - self._refreshed >= REPLY_REFRESH_SECONDS:
-                    await self.bus.client.pexpire(self.stream, REPLY_TTL_MS)
-                    self._refreshed = loop.time()
+                    await self.keep()
                 reply = await self.bus.client.xread(
                     {self.stream: self._last}, count=500, block=1000
                 )

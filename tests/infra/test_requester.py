@@ -82,20 +82,32 @@ async def test_answers_reach_their_requests_after_redis_came_back_without_its_da
 ) -> None:
     """The reply stream was followed up to an id ahead of the clock of the Redis that comes
     back empty (another host, or a clock set back): once the stream is made again, answers
-    numbered below that id still reach their requests."""
+    numbered below that id still reach their requests. The stream is found lost even when an
+    answer made it again before its time to live was next refreshed."""
     requester, keys = made
     bus = requester.bus
+    lost: list[bool] = []
+
+    async def on_lost() -> None:
+        lost.append(True)
+
+    requester.on_lost = on_lost
     try:
         await requester.start()
         ahead = "9000000000000-0"  # the year 2255: ahead of any Redis's clock
         await bus.client.xadd(requester.stream, {b"x": b"not an answer"}, id=ahead)
         await until(lambda: requester._last == ahead, timeout=30)
         await bus.client.delete(requester.stream)  # Redis lost its data
-        await requester.remake()
         answering = asyncio.create_task(referee(bus, keys, 1))
         entry = CommandEntry("g1", "seat", "c1", {"type": "draw"}, seat=0)
-        answer = await requester.request(entry, timeout=30)
-        await answering
+        request = asyncio.create_task(requester.request(entry, timeout=30))
+        await answering  # its answer made the stream again, with no time to live
+        assert lost == []
+        assert not await requester.keep()
+        assert lost == [True]
+        answer = await request
         assert answer["version"] == 1
+        assert await requester.keep()  # kept from then on
+        assert lost == [True]
     finally:
         await requester.close()

@@ -252,11 +252,13 @@ async def test_a_gateway_stops_showing_a_game_redis_lost_once_a_move_finds_no_lo
     check_error(gone_page.body, "not_found")
 
 
+@pytest.mark.parametrize("answered_since", [False, True])
 async def test_a_gateway_drops_its_cached_games_when_redis_comes_back_without_its_data(
-    make_stack: MakeStack,
+    make_stack: MakeStack, answered_since: bool
 ) -> None:
-    """Its heartbeat finds its reply stream gone: every game it caches goes (a page nobody
-    moves on included), once, and the stream is made again."""
+    """Its heartbeat finds its reply stream lost: gone, or made again (with no time to live) by
+    an answer a referee wrote since. Every game it caches goes (a page nobody moves on
+    included), once, and the stream is made again."""
     api_stack = await make_stack()
     api = api_stack.api
     gateway = api_stack.server.app[GATEWAY]
@@ -268,11 +270,15 @@ async def test_a_gateway_drops_its_cached_games_when_redis_comes_back_without_it
     prefix = api_stack.settings.prefix
     lost = [key async for key in api_stack.redis.scan_iter(match=f"{prefix}*")]
     await api_stack.redis.delete(*lost)  # Redis restarted empty
+    if answered_since:
+        await api_stack.redis.xadd(gateway.requester.stream, {b"a": b"an answer"})
 
     await gateway.heartbeat()
 
     assert not gateway.games.cached(game_id)
-    assert await api_stack.redis.exists(gateway.requester.stream)  # made again: dropped once
+    # Made again with its time to live, so the next beat keeps it: dropped once.
+    assert await api_stack.redis.pttl(gateway.requester.stream) > 0
+    assert await gateway.requester.keep()
     gone_page = await api.call("GET", path)
     assert gone_page.status == 404, gone_page
     check_error(gone_page.body, "not_found")
