@@ -17,8 +17,9 @@
   (``service:pair:<round>``, ...), so doing a step twice appends it once.
 - Finding the work: it follows the feed in a group of its own (``tournaments``) for the ends
   of games that are tables' games (``Keys.tournament_tables``, which a tournament's games
-  leave just before its finish is appended), and sweeps every running tournament at start and
-  every ``sweep_seconds`` for any step not yet done.
+  leave just before its finish is appended; the first sweep forgets any left of tournaments
+  over), and sweeps every running tournament at start and every ``sweep_seconds`` for any
+  step not yet done.
 - A finished tournament the archiver has let go from Redis (``docs/archive.md``) takes no more
   commands: with an archive, a command for a tournament with no log in Redis but a record in
   the archive is refused, nothing appended.
@@ -91,6 +92,7 @@ ATTEMPTS = 8  # appends tried against a log others append to at once
 MAX_STEPS = 10_000  # steps one advance takes at most (a tournament's whole run is far fewer)
 REPLY_LEN = 10_000
 TIDY_EVERY = 20  # heartbeats between two looks for departed consumers
+MAP_PAGE = 500  # game -> table entries read or forgotten at a time
 
 
 def step_id(command: Command) -> str:
@@ -355,9 +357,12 @@ class TournamentService:
         one listed wrong, and every account may create tournaments that never start)."""
         self.metrics.sweeps.inc()
         ids: list[str] = []
-        for status in OPEN_STATUSES if not self._swept else ("running",):
+        first = not self._swept
+        for status in OPEN_STATUSES if first else ("running",):
             ids.extend(await self.index.ids(status, 0, 1_000_000))
         self._swept = True
+        if first:
+            await self.tidy_tables()
         for tournament_id in ids:
             if self.stopping.is_set():
                 break
@@ -647,8 +652,40 @@ class TournamentService:
         sweep's step, or the director's command redelivered), forgetting them again first;
         after it, nothing is left to do."""
         games = [table.game_id for played in state.played for table in played.tables]
-        for start in range(0, len(games), 500):
-            await self.client.hdel(self.keys.tournament_tables(), *games[start : start + 500])
+        for start in range(0, len(games), MAP_PAGE):
+            await self.client.hdel(self.keys.tournament_tables(), *games[start : start + MAP_PAGE])
+
+    async def tidy_tables(self) -> int:
+        """Forget the game -> table map's entries of tournaments that are over (finished, or
+        let go from Redis); how many. A finish forgets its tables first, but a deployment whose
+        finishes did not (or a map restored from an older backup) keeps the entries of every
+        table ever played. Each tournament is read once; a status only moves on, so what is
+        over here stays over."""
+        key = self.keys.tournament_tables()
+        over: dict[str, bool] = {}
+        stale: list[str] = []
+        forgotten = 0
+        async for game, where in self.client.hscan_iter(key, count=MAP_PAGE):
+            tournament_id = _text(where).split("|")[0]
+            if tournament_id not in over:
+                over[tournament_id] = await self._over(tournament_id)
+            if over[tournament_id]:
+                stale.append(_text(game))
+            if len(stale) >= MAP_PAGE:
+                forgotten += await self.client.hdel(key, *stale)
+                stale = []
+        if stale:
+            forgotten += await self.client.hdel(key, *stale)
+        if forgotten:
+            self.log_.info("forgot the tables of tournaments over", entries=forgotten)
+        return forgotten
+
+    async def _over(self, tournament_id: str) -> bool:
+        """Whether a tournament is over: finished, or its log gone from Redis (only the
+        archiver lets a log go, and only a finished one's)."""
+        if not (await self.log.store.version(tournament_id))[0]:
+            return True
+        return (await self.log.load(tournament_id)).state.status == "finished"
 
     async def start_table(self, state: Tournament, table: Table) -> None:
         """Seat a paired table's game and start it (create, a sit per seat in seat order,

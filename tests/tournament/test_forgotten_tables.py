@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from services.tournament.service import TournamentService
+from services.tournament.service import MAP_PAGE, TournamentService
 from shared.infra.settings import Settings
 from shared.infra.store.base import AppendResult
 from shared.infra.tournaments import Folded
@@ -51,8 +51,10 @@ async def send(
     payload: dict[str, Any] | None = None,
     actor: str = DIRECTOR,
     cid: str = "",
+    tournament_id: str = TOURNAMENT,
 ) -> None:
-    answer = await service.apply(TOURNAMENT, kind, cid or f"{actor}:{kind}", payload or {}, actor)
+    cid = cid or f"{actor}:{kind}"
+    answer = await service.apply(tournament_id, kind, cid, payload or {}, actor)
     assert answer["status"] == "accepted", answer
 
 
@@ -84,7 +86,16 @@ async def running(service: TournamentService, rounds: int) -> None:
     await send(service, "close")
 
 
-OTHER = ("g0000000000000000", "t000000000000000b|1|1")  # a table of another tournament
+OTHER_TOURNAMENT = "t000000000000000b"
+OTHER = ("g0000000000000000", f"{OTHER_TOURNAMENT}|1|1")  # a table of another tournament
+
+
+async def other_tournament(service: TournamentService) -> None:
+    """Another tournament, not over (registering), with an entry in the map."""
+    payload = create_payload(1, 2, OTHER_TOURNAMENT)
+    await send(service, "create", payload, tournament_id=OTHER_TOURNAMENT)
+    await send(service, "open", tournament_id=OTHER_TOURNAMENT)
+    await service.client.hset(service.keys.tournament_tables(), *OTHER)
 
 
 async def mapped(service: TournamentService) -> int:
@@ -123,7 +134,7 @@ async def test_a_crash_at_the_finish_leaves_none_of_its_games_in_the_map(
     place: Place, recorded: bool
 ) -> None:
     first = place.service("tournaments-1")
-    await first.client.hset(first.keys.tournament_tables(), *OTHER)
+    await other_tournament(first)
     await running(first, rounds=1)
     await play_round(first, 1)
     assert await mapped(first) == 2
@@ -145,7 +156,7 @@ async def test_a_crash_at_the_finish_leaves_none_of_its_games_in_the_map(
 
 async def test_a_director_s_early_finish_forgets_the_games_too(place: Place) -> None:
     service = place.service("tournaments-1")
-    await service.client.hset(service.keys.tournament_tables(), *OTHER)
+    await other_tournament(service)
     await running(service, rounds=3)
     await play_round(service, 1)
     await play_round(service, 2)
@@ -153,4 +164,33 @@ async def test_a_director_s_early_finish_forgets_the_games_too(place: Place) -> 
     await send(service, "finish")  # between rounds, the director's own
     assert (await service.log.load(TOURNAMENT)).state.status == "finished"
     assert await mapped(service) == 0
+    await service.referees.close()
+
+
+async def test_a_first_sweep_forgets_the_tables_of_tournaments_over_left_in_the_map(
+    place: Place,
+) -> None:
+    """Entries an older service left behind (or a map restored from an older backup): those of
+    a finished tournament and of one let go from Redis go at a service's first sweep, page by
+    page; those of a tournament not over stay."""
+    older = place.service("tournaments-1")
+    await other_tournament(older)
+    await running(older, rounds=1)
+    await play_round(older, 1)
+    games = [t.game_id for t in (await older.log.load(TOURNAMENT)).state.played[-1].tables]
+    await older.advance(TOURNAMENT)
+    assert (await older.log.load(TOURNAMENT)).state.status == "finished"
+    assert await mapped(older) == 0
+    await older.referees.close()
+    key = older.keys.tournament_tables()
+    for game in games:  # as a service that did not forget them left them
+        await older.client.hset(key, game, f"{TOURNAMENT}|1|1")
+    let_go = {f"g{i:015x}e": "t00000000000000ff|1|1" for i in range(2 * MAP_PAGE + 3)}
+    await older.client.hset(key, mapping=let_go)  # no log left in Redis
+
+    service = place.service("tournaments-2")
+    await service.sweep()
+    assert await mapped(service) == 0
+    assert await service.client.hlen(key) == 1  # the other tournament's, not over
+    assert await service.tidy_tables() == 0
     await service.referees.close()
