@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from aiohttp import WSMsgType
 
-from services.archiver.archiver import Archiver
 from services.gateway.state import GATEWAY
 from shared.archive.sqlite import SqliteArchive
 from shared.infra.keys import Keys
+from tests.archive.letting_go import archive_games
 from tests.gateway.api import Json, check_error, new_id
 from tests.gateway.conftest import MakeStack, Stack, make_stack
 from tests.servers import until
@@ -42,19 +42,7 @@ async def finished_game(stack: Stack) -> tuple[str, list[str]]:
 async def archive_and_forget(stack: Stack, path: Path, game_id: str) -> None:
     """Run an archiver until ``game_id`` has left Redis; the gateway forgets its cached state
     too (a cold gateway, or one that restarted)."""
-    keys = Keys(stack.settings.prefix)
-    archiver = Archiver(stack.redis, stack.settings, SqliteArchive(str(path)))
-    archiver.pass_seconds = 0.05
-    running = asyncio.create_task(archiver.run())
-    try:
-
-        async def gone() -> bool:
-            return not await stack.redis.exists(keys.events(game_id), keys.head(game_id))
-
-        await until(gone, 20, every=0.05)
-    finally:
-        archiver.stop()
-        await running
+    await archive_games(stack.redis, stack.settings, SqliteArchive(str(path)), [game_id])
     stack.server.app[GATEWAY].games.forget(game_id)
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 import shared.cli.audit as cli
-from services.archiver.archiver import Archiver
 from services.bots.bots import Bots
 from services.gateway.state import GATEWAY
 from services.tournament.service import TournamentService
@@ -25,6 +24,7 @@ from shared.archive.sqlite import SqliteArchive
 from shared.infra.keys import Keys
 from shared.infra.store.redis import RedisEventStore
 from shared.infra.tournaments import ALL, STATUSES
+from tests.archive.letting_go import archive_until
 from tests.gateway.api import check_error
 from tests.gateway.conftest import MakeStack, Stack, make_stack
 from tests.servers import until
@@ -133,20 +133,14 @@ async def archived_and_let_go(site: Site, tournament_id: str, games: list[str]) 
     """Run an archiver (retention 0) until the tournament and its tables' ``games`` have left
     Redis; the gateway forgets its folds and views too (a cold gateway, or one that
     restarted)."""
-    archiver = Archiver(site.stack.redis, site.stack.settings, SqliteArchive(str(site.path)))
-    archiver.pass_seconds = 0.05
-    archiver.sweep_seconds = 0.1
-    running = asyncio.create_task(archiver.run())
-    try:
 
-        async def gone() -> bool:
-            logs = [site.keys.events(game_id) for game_id in games]
-            return not await site.held(tournament_id) and not await site.stack.redis.exists(*logs)
+    async def gone() -> bool:
+        logs = [site.keys.events(game_id) for game_id in games]
+        return not await site.held(tournament_id) and not await site.stack.redis.exists(*logs)
 
-        await until(gone, WAIT, every=0.05)
-    finally:
-        archiver.stop()
-        await running
+    archive = SqliteArchive(str(site.path))
+    stack = site.stack
+    archiver = await archive_until(stack.redis, stack.settings, archive, gone, 0.1, WAIT)
     sample = archiver.registry.get_sample_value
     assert sample("archiver_tournaments_total", {"outcome": "archived"}) == 1
     assert sample("archiver_tournaments_forgotten_total") == 1

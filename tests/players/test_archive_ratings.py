@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from services.archiver.archiver import Archiver
 from shared.archive.sqlite import SqliteArchive
-from shared.infra.keys import Keys
+from tests.archive.letting_go import archive_games
 from tests.gateway.api import play_to_end
 from tests.gateway.conftest import MakeStack
 from tests.players.conftest import cheapen, forget_cookies, register
@@ -40,25 +38,16 @@ async def test_an_archived_rated_game_rebuilds_to_the_same_ratings(
     await until(rated, 20, every=0.05)
     live = await ratings.table()
     board = (await api.call("GET", "/api/leaderboard?rules=rummikub")).body
-    archive = SqliteArchive(f"{tmp_path}/archive.db")
-    archiver = Archiver(stack.redis, stack.settings, archive)
-    archiver.pass_seconds = 0.05
-    running = asyncio.create_task(archiver.run())
-    keys = Keys(stack.settings.prefix)
-    try:
-
-        async def gone() -> bool:
-            return not await stack.redis.exists(keys.events(game_id), keys.head(game_id))
-
-        await until(gone, 20, every=0.05)
-        report = await stack.scoring.rebuild(archive)
-        assert report["archived"] == 1 and report["differences"] == [], report
-        assert await ratings.table() == live
-        assert (await api.call("GET", "/api/leaderboard?rules=rummikub")).body == board
-        # Without the archive the game is gone from the ratings: the rebuild says so.
-        report = await stack.scoring.rebuild()
-        assert "ratings" in report["differences"]
-        assert await ratings.table() == {}
-    finally:
-        archiver.stop()
-        await running
+    path = f"{tmp_path}/archive.db"
+    await archive_games(stack.redis, stack.settings, SqliteArchive(path), [game_id])
+    archive = SqliteArchive(path)
+    await archive.open()
+    report = await stack.scoring.rebuild(archive)
+    await archive.close()
+    assert report["archived"] == 1 and report["differences"] == [], report
+    assert await ratings.table() == live
+    assert (await api.call("GET", "/api/leaderboard?rules=rummikub")).body == board
+    # Without the archive the game is gone from the ratings: the rebuild says so.
+    report = await stack.scoring.rebuild()
+    assert "ratings" in report["differences"]
+    assert await ratings.table() == {}

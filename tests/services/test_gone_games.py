@@ -6,15 +6,12 @@ that went back to an earlier version (or another history) is decided on as Redis
 
 from __future__ import annotations
 
-import asyncio
 import random
 import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from services.archiver.archiver import Archiver
 from services.gateway.state import GATEWAY
 from shared.archive.sqlite import SqliteArchive
 from shared.core.commands import SERVICE_COMMAND_PREFIX, command_json
@@ -26,9 +23,9 @@ from shared.infra.protocol import CommandEntry
 from shared.infra.retention import Retention, game_data_keys
 from shared.infra.stored import NewEvent
 from shared.play.bots import BOTS
+from tests.archive.letting_go import archive_games
 from tests.gateway.api import check_error, play_to_end
 from tests.gateway.conftest import MakeStack, make_stack
-from tests.servers import until
 from tests.services.conftest import Stack
 from tests.services.driver import create_game, drive
 from tests.services.test_bad_input import dead_letters, pending
@@ -117,17 +114,8 @@ async def test_the_api_answers_a_move_for_an_archived_game_409_game_archived(
     api = api_stack.api
     game_id, _, tokens = await api.new_game(*ROBBERS)
     final = (await play_to_end(api, game_id, tokens, ["greedy", "greedy"], seed=3)).final
-    archiver = Archiver(
-        api_stack.redis, api_stack.settings, SqliteArchive(f"{tmp_path}/archive.db")
-    )
-    archiver.pass_seconds = 0.05
-    running = asyncio.create_task(archiver.run())
-    try:
-        head = Keys(api_stack.settings.prefix).head(game_id)
-        await until(lambda: _missing(api_stack.redis, head), 20, every=0.05)
-    finally:
-        archiver.stop()
-        await running
+    archive = SqliteArchive(f"{tmp_path}/archive.db")
+    await archive_games(api_stack.redis, api_stack.settings, archive, [game_id])
     assert api_stack.referee.games.cached(game_id)
 
     reply = await api.command(game_id, tokens[0], {"id": "late", "type": "draw"})
@@ -136,10 +124,6 @@ async def test_the_api_answers_a_move_for_an_archived_game_409_game_archived(
     check_error(reply.body, "game_archived")
     assert (reply.body["version"], reply.body["head"]) == (final["version"], final["head"])
     assert await api.view(game_id) == final  # still served, from the archive
-
-
-async def _missing(client: Any, key: str) -> bool:
-    return not await client.exists(key)
 
 
 async def test_a_move_for_a_game_redis_lost_is_refused_and_appends_nothing(stack: Stack) -> None:
