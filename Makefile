@@ -49,8 +49,9 @@ run: $(RUNTIME)
 	fi
 	$(BIN)/rummy serve --host $(HOST) --port $(PORT)
 
+# The slowest tests are listed at the end, to keep the suite well within CI's time.
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=20
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"
