@@ -28,6 +28,8 @@ from tests.servers import until, wait_ready
 pytestmark = pytest.mark.slow
 
 RESTARTS = 2
+PLAYED = 20  # commands played with the gateway up, then as many with it down, at each restart
+PACE = 0.03  # seconds after each command: the watchers see the game move
 
 
 @dataclass
@@ -107,25 +109,32 @@ async def test_websocket_clients_reconnect_to_a_restarted_gateway_and_miss_nothi
         done = asyncio.Event()
         watching = [asyncio.create_task(w.run(session, done)) for w in watchers]
         bots = ["greedy", "random", "greedy"]
-        playing = asyncio.create_task(play(client, game_id, tokens, bots, seed=3, pace=0.03))
+
+        async def play_some(seed: int) -> int:
+            """``PLAYED`` commands of the game (not its end: a game of three over two rounds
+            takes a few hundred); the version they reached."""
+            shown = await play(client, game_id, tokens, bots, seed, PACE, stop_after=PLAYED)
+            assert shown["status"] != "finished", "the game ended before the restarts"
+            return int(shown["version"])
+
         try:
             for restart in range(1, RESTARTS + 1):
-                await asyncio.sleep(2.0)
-                assert not playing.done(), "the game ended before the restarts"
+                # Played on while every watcher is connected to this gateway...
+                await until(lambda r=restart: all(w.connects == r for w in watchers), 30)
+                await play_some(seed=restart)
                 assert all(w.connects == restart for w in watchers), [w.connects for w in watchers]
                 assert gateway.stop(signal.SIGTERM) == 0, gateway.output()[-3000:]
                 before = (await client.view(game_id))["version"]
-                await asyncio.sleep(1.0)
+                # ... and while it is away.
+                missed.append(await play_some(seed=100 + restart) - before)
                 gateway = deployment.start("gateway", f"gateway-{restart}", port=port)
                 await wait_ready(session, gateway)
-                missed.append((await client.view(game_id))["version"] - before)
-            final = await asyncio.wait_for(playing, 120)
+            final = await asyncio.wait_for(play(client, game_id, tokens, bots, 3, PACE), 120)
             version = final["version"]
             await until(lambda: _caught_up(watchers, version), 15)
         finally:
             done.set()
-            playing.cancel()
-            await asyncio.gather(playing, *watching, return_exceptions=True)
+            await asyncio.gather(*watching, return_exceptions=True)
         assert final["status"] == "finished"
         assert all(n > 0 for n in missed), missed  # there was something to catch up on
 

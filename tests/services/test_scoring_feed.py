@@ -29,15 +29,18 @@ async def asks_to_carry_on(stack: Stack, game_id: str) -> Counter[str]:
 
 
 async def drive_to_a_round_end(stack: Stack) -> str:
-    """A new two-round game of two, played to its first round's end; its id."""
-    return await round_ended(stack.requester, stack.games, "robbers", 2, {"match_rounds": 2})
+    """A new two-round game of two, played to its first round's end; its id. (No tie-break
+    rounds: a tie after two rounds would add a third, Decision 8.)"""
+    options = {"match_rounds": 2, "tie_break_rounds": 0}
+    return await round_ended(stack.requester, stack.games, "robbers", 2, options)
 
 
 async def test_a_round_that_ended_while_scoring_was_down_is_scored_by_the_sweep(
     stack: Stack,
 ) -> None:
     await stack.stop(stack.scoring)
-    game_id = await round_ended(stack.requester, stack.games, "robbers", 3, {"match_rounds": 2})
+    options = {"match_rounds": 2, "tie_break_rounds": 0}  # two rounds, whatever the scores
+    game_id = await round_ended(stack.requester, stack.games, "robbers", 3, options)
     awaiting = stack.keys.awaiting_scores()
     assert await stack.client.smembers(awaiting) == {awaiting_member(game_id, 1).encode()}
     # The news of the round's end is gone (trimmed) before scoring comes back.
