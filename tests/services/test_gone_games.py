@@ -16,6 +16,7 @@ from services.gateway.state import GATEWAY
 from shared.archive.sqlite import SqliteArchive
 from shared.core.commands import SERVICE_COMMAND_PREFIX, command_json
 from shared.core.views import seat_view
+from shared.infra.bus import Bus, Requester
 from shared.infra.chain import verify_chain
 from shared.infra.gamelog import Loaded
 from shared.infra.keys import Keys
@@ -266,3 +267,32 @@ async def test_a_gateway_drops_its_cached_games_when_redis_comes_back_without_it
     gone_page = await api.call("GET", path)
     assert gone_page.status == 404, gone_page
     check_error(gone_page.body, "not_found")
+
+
+async def test_a_gateway_that_only_served_pages_drops_them_when_redis_lost_its_data(
+    make_stack: MakeStack,
+) -> None:
+    """A gateway that never sent a command still has a reply stream (made as it started), so
+    it finds the loss as any other does."""
+    api_stack = await make_stack()
+    gateway = api_stack.server.app[GATEWAY]
+    elsewhere = Requester(
+        Bus(api_stack.redis, Keys(api_stack.settings.prefix), api_stack.settings.partitions),
+        "elsewhere",
+    )
+    try:
+        game_id = await create_game(elsewhere, *ROBBERS)
+    finally:
+        await elsewhere.close()
+    path = f"/api/games/{game_id}"
+    assert (await api_stack.api.call("GET", path)).status == 200
+    await gateway.heartbeat()
+    assert gateway.games.cached(game_id)
+    prefix = api_stack.settings.prefix
+    lost = [key async for key in api_stack.redis.scan_iter(match=f"{prefix}*")]
+    await api_stack.redis.delete(*lost)  # Redis restarted empty
+
+    await gateway.heartbeat()
+
+    assert not gateway.games.cached(game_id)
+    assert (await api_stack.api.call("GET", path)).status == 404
