@@ -112,11 +112,10 @@ class Hub:
         self._restarts += 1
 
     async def _made_anew(self, last: dict[str, str | bytes]) -> dict[str, str | bytes]:
-        """``last`` with "0-0" for each stream now behind it (or gone)."""
+        """``last`` with "0-0" for each stream now behind it (a stream gone is at "0-0")."""
         again = dict(last)
         for stream, seen in last.items():
-            newest = await self._tail(stream)
-            if newest in ("0-0", b"0-0") or _entry_id(newest) < _entry_id(seen):
+            if _entry_id(await self._tail(stream)) < _entry_id(seen):
                 again[stream] = "0-0"
         return again
 
@@ -190,7 +189,7 @@ class Hub:
 
 
 def _entry_id(value: str | bytes) -> tuple[int, int]:
-    """A stream entry id as numbers, to compare ("0-0" for none)."""
+    """A stream entry id as numbers, to compare."""
     text = value.decode() if isinstance(value, bytes) else value
     ms, _, seq = text.partition("-")
     return int(ms), int(seq or 0)
