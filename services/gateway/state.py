@@ -390,12 +390,18 @@ class Gateway:
 
     async def redis_lost(self) -> None:
         """Redis came back without its data (or this gateway was cut off past its reply
-        stream's time to live): the game states it caches may be all that is left of games
-        Redis lost, so they go (the next load asks the store and the archive), and the feed is
-        read again from its start."""
+        stream's time to live): the game states and tournament folds it caches may be all that
+        is left of what Redis lost, so they go (the next load asks the store and the archive),
+        with the tournament views built from them, and the feed is read again from its start."""
         dropped = self.games.clear()
+        tournaments = self.tournaments.log.clear()
+        self.tournament_views.clear()
         self.hub.follow_from_start()
-        self.log.warning("Redis lost this gateway's reply stream", games_dropped=dropped)
+        self.log.warning(
+            "Redis lost this gateway's reply stream",
+            games_dropped=dropped,
+            tournaments_dropped=tournaments,
+        )
 
     async def ready(self) -> tuple[bool, str]:
         """Ready when the last heartbeat, recent enough, was written (no Redis call here: under

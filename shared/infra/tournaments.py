@@ -102,6 +102,13 @@ class TournamentLog:
         """Drop the kept fold (after a conflict: someone else appended)."""
         self._kept.pop(tournament_id, None)
 
+    def clear(self) -> int:
+        """Drop every kept fold; how many there were. (Redis came back without its data: a
+        fold read on would show a lost tournament as it was.)"""
+        count = len(self._kept)
+        self._kept.clear()
+        return count
+
     async def append(
         self,
         tournament_id: str,

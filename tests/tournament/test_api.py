@@ -363,6 +363,25 @@ async def test_unknown_tournaments_and_bad_lobby_queries(stack: Stack) -> None:
         check_error(reply.body, "bad_request")
 
 
+async def test_a_gateway_stops_showing_a_tournament_redis_lost(stack: Stack) -> None:
+    """Its heartbeat finds Redis back without its data: the tournament folds and views it kept
+    go with the games, so a lost tournament's page says not_found."""
+    tid, _, _ = await registering(stack, 2)
+    path = f"/api/tournaments/{tid}"
+    assert (await stack.api.call("GET", path)).status == 200
+    gateway = stack.server.app[GATEWAY]
+    prefix = stack.settings.prefix
+    lost = [key async for key in stack.redis.scan_iter(match=f"{prefix}*")]
+    await stack.redis.delete(*lost)  # Redis restarted empty
+
+    await gateway.heartbeat()
+
+    assert gateway.tournament_views == {}
+    gone = await stack.api.call("GET", path)
+    assert gone.status == 404, gone
+    check_error(gone.body, "not_found")
+
+
 async def test_no_tournament_view_shows_a_hand_or_a_seed(stack: Stack) -> None:
     tid, director, entrants = await running(stack, players=2)
     view = (await stack.api.call("GET", f"/api/tournaments/{tid}")).body
