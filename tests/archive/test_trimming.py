@@ -15,7 +15,7 @@ from shared.archive.sqlite import SqliteArchive
 from shared.infra.bus import Bus, Requester
 from shared.infra.keys import Keys
 from shared.infra.settings import Settings
-from shared.infra.trimming import REPLY_TTL_MS, Trimmer
+from shared.infra.trimming import ORPHAN_GRACE_SECONDS, REPLY_TTL_MS, Trimmer
 from tests.services.conftest import delete_prefixed, redis_client
 
 
@@ -96,19 +96,60 @@ async def test_the_archiver_trims_every_command_stream_its_groups_are_done_with(
         assert await client.xlen(stream) == 3  # the pending one and the two never delivered
 
 
-async def test_reply_streams_without_a_time_to_live_get_one(place: tuple[Any, Keys]) -> None:
+class Clock:
+    """Seconds that move when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_reply_streams_long_without_a_time_to_live_get_one(
+    place: tuple[Any, Keys],
+) -> None:
+    """A reply stream without a TTL gets one once it has gone without for the grace; one its
+    sender gave a TTL meanwhile (it made the stream again) is left alone, and its count of time
+    starts again should it lose it once more."""
     client, keys = place
-    live, orphan = keys.replies("gw-live"), keys.replies("gw-gone")
+    live, orphan, remade = (keys.replies(n) for n in ("gw-live", "gw-gone", "gw-remade"))
     await client.xadd(live, {b"c": b"{}"})
     await client.pexpire(live, 5000)
-    await client.xadd(orphan, {b"c": b"{}"})
+    for bare in (orphan, remade):
+        await client.xadd(bare, {b"c": b"{}"})
     other = keys.command_stream(1)
     await client.xadd(other, {b"c": b"{}"})
-    trimmer = Trimmer(client, keys)
+    clock = Clock()
+    trimmer = Trimmer(client, keys, clock)
+    assert await trimmer.expire_orphans() == 0  # seen without, for no time yet
+    await client.pexpire(remade, 5000)  # its sender made it again
+    clock.now += ORPHAN_GRACE_SECONDS - 1
+    assert await trimmer.expire_orphans() == 0
+    await client.persist(remade)  # lost once more
+    clock.now += 1
     assert await trimmer.expire_orphans() == 1
     assert 0 < await client.pttl(orphan) <= REPLY_TTL_MS
+    assert await client.pttl(remade) == -1  # seen without for no time yet
     assert 0 < await client.pttl(live) <= 5000
     assert await client.pttl(other) == -1  # not a reply stream: not touched
+
+
+async def test_a_running_sender_finds_its_stream_lost_before_the_trimmer_gives_it_a_ttl(
+    place: tuple[Any, Keys],
+) -> None:
+    """Redis lost its data and an answer made a running sender's stream again, without a TTL:
+    the trimmer leaves it so, and the sender's next refresh finds the loss."""
+    client, keys = place
+    requester = Requester(Bus(client, keys, 2), "gw-lost")
+    await requester.start()
+    try:
+        await client.delete(requester.stream)  # Redis lost its data
+        await client.xadd(requester.stream, {b"a": b"an answer"})
+        assert await Trimmer(client, keys).expire_orphans() == 0
+        assert not await requester.keep()
+    finally:
+        await requester.close()
 
 
 async def test_a_running_sender_keeps_a_time_to_live_on_its_reply_stream(
