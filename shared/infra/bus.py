@@ -115,13 +115,19 @@ class Requester:
         # requester of the same name never matches one of ours.
         self._tag = uuid.uuid4().hex[:8]
         self._refreshed = 0.0  # loop time of the last refresh of the stream's time to live
+        self._starting = asyncio.Lock()  # two first requests at once start one reader
+        self._losing = asyncio.Lock()  # two refreshes finding one loss handle it once
+        self._losses = 0  # losses found: a read under way across one is of the lost stream
 
     async def start(self) -> None:
         """Start following the reply stream (from now on)."""
-        if self._reader is None:
-            self._closing = False
-            self._last = await self.mark()
-            self._reader = asyncio.create_task(self._read(), name="replies")
+        if self._reader is not None:
+            return
+        async with self._starting:
+            if self._reader is None:
+                self._closing = False
+                self._last = await self.mark()
+                self._reader = asyncio.create_task(self._read(), name="replies")
 
     @property
     def started(self) -> bool:
@@ -142,15 +148,20 @@ class Requester:
         it) says Redis came back without its data. It is then made again and followed from its
         start, since that Redis numbers entries by its own clock, which may be behind the last
         id followed here (a reader waiting after that id would miss every answer until that
-        clock passed it); and ``on_lost`` is told."""
+        clock passed it); and ``on_lost`` is told, before the stream gets its time to live
+        back (a refresh cut off in between finds the loss again rather than never)."""
         kept = await self.bus.client.pexpire(self.stream, REPLY_TTL_MS, xx=True)
         self._refreshed = asyncio.get_running_loop().time()
         if kept or not self.started:
             return bool(kept)
-        self._last = "0-0"
-        await self.mark()
-        if self.on_lost is not None:
-            await self.on_lost()
+        async with self._losing:
+            if await self.bus.client.pttl(self.stream) > 0:
+                return False  # another refresh found this loss and made the stream again
+            self._losses += 1
+            self._last = "0-0"
+            if self.on_lost is not None:
+                await self.on_lost()
+            await self.mark()
         return False
 
     async def close(self) -> None:
@@ -190,6 +201,7 @@ class Requester:
             try:
                 if loop.time() - self._refreshed >= REPLY_REFRESH_SECONDS:
                     await self.keep()
+                losses = self._losses
                 reply = await self.bus.client.xread(
                     {self.stream: self._last}, count=500, block=1000
                 )
@@ -198,9 +210,13 @@ class Requester:
             except Exception:
                 await asyncio.sleep(0.2)
                 continue
+            # A loss found during the read: its entries may be the new stream's, above answers
+            # below the lost stream's ids; the next read starts at "0-0" all the same.
+            follow = losses == self._losses
             for _, entries in stream_batches(reply):
                 for entry_id, fields in entries:
-                    self._last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+                    if follow:
+                        self._last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
                     try:
                         answer = Answer.decode(fields)
                     except MalformedEntry:  # the reader's own first entry, or not an answer

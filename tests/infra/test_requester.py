@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -110,4 +111,106 @@ async def test_answers_reach_their_requests_after_redis_came_back_without_its_da
         assert await requester.keep()  # kept from then on
         assert lost == [True]
     finally:
+        await requester.close()
+
+
+async def test_an_answer_read_across_a_loss_does_not_hide_those_below_it(
+    made: tuple[Requester, Keys],
+) -> None:
+    """The reader is waiting after an id ahead of the new Redis's clock when the loss is found;
+    the first entry it then reads is above that id (that clock passed it). The answers below
+    are read all the same: the next read starts at the new stream's start."""
+    requester, keys = made
+    bus = requester.bus
+    try:
+        await requester.start()
+        ahead = "9000000000000-0"
+        await bus.client.xadd(requester.stream, {b"x": b"not an answer"}, id=ahead)
+        await until(lambda: requester._last == ahead, timeout=30)
+        entry = CommandEntry("g1", "seat", "c1", {"type": "draw"}, seat=0)
+        request = asyncio.create_task(requester.request(entry, timeout=30))
+        await bus.client.delete(requester.stream)  # Redis lost its data
+        await referee(bus, keys, 1)  # answered below ``ahead``
+        assert not await requester.keep()
+        await bus.client.xadd(requester.stream, {b"x": b"above"}, id="9000000000001-0")
+        assert (await request)["version"] == 1
+    finally:
+        await requester.close()
+
+
+async def test_two_refreshes_that_find_one_loss_tell_it_once(
+    made: tuple[Requester, Keys],
+) -> None:
+    requester, _ = made
+    told: list[bool] = []
+
+    async def on_lost() -> None:
+        told.append(True)
+
+    requester.on_lost = on_lost
+    client = requester.bus.client
+    pexpire = client.pexpire
+
+    async def slow_pexpire(*args: Any, **kwargs: Any) -> Any:
+        """Done at once, answered a moment later: both refreshes' writes are done before
+        either hears back."""
+        done = await pexpire(*args, **kwargs)
+        await asyncio.sleep(0.01)
+        return done
+
+    try:
+        await requester.start()
+        await client.delete(requester.stream)
+        client.pexpire = slow_pexpire
+        assert await asyncio.gather(requester.keep(), requester.keep()) == [False, False]
+        assert told == [True]
+        assert await requester.keep()
+    finally:
+        client.pexpire = pexpire
+        await requester.close()
+
+
+async def test_a_loss_whose_telling_failed_is_found_again(made: tuple[Requester, Keys]) -> None:
+    """The owner is told before the stream gets its time to live back: a refresh cut off in
+    between leaves the stream without one, and the next refresh finds the loss again."""
+    requester, _ = made
+    told: list[bool] = []
+
+    async def on_lost() -> None:
+        told.append(True)
+        if len(told) == 1:
+            raise ConnectionError("cut off")
+
+    requester.on_lost = on_lost
+    try:
+        await requester.start()
+        await requester.bus.client.delete(requester.stream)
+        with pytest.raises(ConnectionError):
+            await requester.keep()
+        assert not await requester.keep()
+        assert told == [True, True]
+        assert await requester.keep()
+    finally:
+        await requester.close()
+
+
+async def test_two_first_requests_at_once_start_one_reader(made: tuple[Requester, Keys]) -> None:
+    requester, _ = made
+    client = requester.bus.client
+    xadd = client.xadd
+
+    async def slow_xadd(*args: Any, **kwargs: Any) -> Any:
+        """Answered a moment after it is done: both starts are under way at once."""
+        added = await xadd(*args, **kwargs)
+        await asyncio.sleep(0.01)
+        return added
+
+    client.xadd = slow_xadd
+    try:
+        await asyncio.gather(requester.start(), requester.start())
+        readers = [t for t in asyncio.all_tasks() if t.get_name() == "replies" and not t.done()]
+        assert readers == [requester._reader]
+        assert await client.xlen(requester.stream) == 1  # one mark
+    finally:
+        client.xadd = xadd
         await requester.close()
