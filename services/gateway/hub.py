@@ -104,11 +104,14 @@ class Hub:
         await self.close_sockets()
 
     def follow_from_start(self) -> None:
-        """Read again from its start every feed partition made anew since it was last read.
+        """Read again from its start every feed partition made anew behind what was read.
         Redis may have come back without its data: it numbers a new feed's entries by its own
         clock, which may be behind the last ids followed here, and news below them would go
         unseen until that clock passed them. A partition whose newest entry is not behind
-        what was read is the one followed all along (a stream's ids only grow), and reads on."""
+        what was read reads on: rereading a feed that was not lost would replay old news into
+        the lobby. (Left unseen: news below the old ids once news above them has been read, the
+        new clock having passed them before the loss was found: a clock behind by the outage's
+        length, give or take half a second.)"""
         self._restarts += 1
 
     async def _made_anew(self, last: dict[str, str | bytes]) -> dict[str, str | bytes]:

@@ -182,6 +182,7 @@ class TournamentService:
         # Started tables' games in play: how much of each log ``finished_table`` has read.
         self._in_play: dict[str, int] = {}
         self._swept = False  # whether a sweep has looked at every tournament not over
+        self._tidied = False  # whether the game -> table map was tidied (once a process)
         self.archive = archive
         self.bus = Bus(client, self.keys, settings.partitions)
         self.consumer = settings.consumer_name()
@@ -354,15 +355,14 @@ class TournamentService:
         list every tournament not over under the status its log has (a crash between an append
         and the listing left it under the one before); returns how many were looked at. Only
         the first sweep looks at the tournaments not yet running too (a crash is what leaves
-        one listed wrong, and every account may create tournaments that never start)."""
+        one listed wrong, and every account may create tournaments that never start). The
+        first that can then forgets the game -> table entries of tournaments over
+        (``tidy_tables``)."""
         self.metrics.sweeps.inc()
         ids: list[str] = []
-        first = not self._swept
-        for status in OPEN_STATUSES if first else ("running",):
+        for status in OPEN_STATUSES if not self._swept else ("running",):
             ids.extend(await self.index.ids(status, 0, 1_000_000))
         self._swept = True
-        if first:
-            await self.tidy_tables()
         for tournament_id in ids:
             if self.stopping.is_set():
                 break
@@ -375,6 +375,17 @@ class TournamentService:
                 self.metrics.failures.inc()
                 self.log_.warning(
                     "a tournament step failed", tournament=tournament_id, error=str(err)
+                )
+        if not self._tidied and not self.stopping.is_set():
+            try:  # after the steps: a large map's tidying holds up no tournament
+                await self.tidy_tables()
+                self._tidied = True
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:  # the next sweep tries again
+                self.metrics.failures.inc()
+                self.log_.warning(
+                    "forgetting the tables of tournaments over failed", error=str(err)
                 )
         return len(ids)
 

@@ -194,3 +194,23 @@ async def test_a_first_sweep_forgets_the_tables_of_tournaments_over_left_in_the_
     assert await service.client.hlen(key) == 1  # the other tournament's, not over
     assert await service.tidy_tables() == 0
     await service.referees.close()
+
+
+async def test_a_tidying_that_fails_holds_up_no_sweep_and_is_tried_again(place: Place) -> None:
+    service = place.service("tournaments-1")
+    await other_tournament(service)  # registering: looked at by the first sweep only
+    tidy = service.tidy_tables
+    tried: list[bool] = []
+
+    async def tidy_once_failing() -> int:
+        tried.append(True)
+        if len(tried) == 1:
+            raise ConnectionError("Redis hiccup")
+        return await tidy()
+
+    service.tidy_tables = tidy_once_failing  # type: ignore[method-assign]
+    assert await service.sweep() == 1  # its steps done all the same
+    assert await service.sweep() == 0
+    assert await service.sweep() == 0
+    assert tried == [True, True]  # tried again once, then done
+    await service.referees.close()
