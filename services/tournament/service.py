@@ -594,7 +594,7 @@ class TournamentService:
         where = await self.client.hget(self.keys.tournament_tables(), news.game)
         if where is None:
             return
-        tournament_id = _text(where).split("|")[0]
+        tournament_id = _tournament_of(where)
         self._advance_soon(tournament_id, news.game)  # (lost in a crash: the sweep does it)
 
     # --- running a round ------------------------------------------------------------------
@@ -662,9 +662,16 @@ class TournamentService:
         between the two leaves a tournament still running, whose finish is done again (the
         sweep's step, or the director's command redelivered), forgetting them again first;
         after it, nothing is left to do."""
-        games = [table.game_id for played in state.played for table in played.tables]
+        await self._unmap([table.game_id for played in state.played for table in played.tables])
+
+    async def _unmap(self, games: list[str]) -> int:
+        """Forget ``games`` in the game -> table map, a page at a time; how many were there."""
+        gone = 0
         for start in range(0, len(games), MAP_PAGE):
-            await self.client.hdel(self.keys.tournament_tables(), *games[start : start + MAP_PAGE])
+            gone += await self.client.hdel(
+                self.keys.tournament_tables(), *games[start : start + MAP_PAGE]
+            )
+        return int(gone)
 
     async def tidy_tables(self) -> int:
         """Forget the game -> table map's entries of tournaments that are over (finished, or
@@ -672,21 +679,17 @@ class TournamentService:
         finishes did not (or a map restored from an older backup) keeps the entries of every
         table ever played. Each tournament is read once; a status only moves on, so what is
         over here stays over."""
-        key = self.keys.tournament_tables()
         over: dict[str, bool] = {}
         stale: list[str] = []
-        forgotten = 0
-        async for game, where in self.client.hscan_iter(key, count=MAP_PAGE):
-            tournament_id = _text(where).split("|")[0]
+        async for game, where in self.client.hscan_iter(
+            self.keys.tournament_tables(), count=MAP_PAGE
+        ):
+            tournament_id = _tournament_of(where)
             if tournament_id not in over:
                 over[tournament_id] = await self._over(tournament_id)
             if over[tournament_id]:
                 stale.append(_text(game))
-            if len(stale) >= MAP_PAGE:
-                forgotten += await self.client.hdel(key, *stale)
-                stale = []
-        if stale:
-            forgotten += await self.client.hdel(key, *stale)
+        forgotten = await self._unmap(stale)
         if forgotten:
             self.log_.info("forgot the tables of tournaments over", entries=forgotten)
         return forgotten
@@ -703,7 +706,7 @@ class TournamentService:
         start; each under its step's command id), then record ``TableStarted``. Done again, the
         referees answer each command with its first outcome and nothing is appended twice."""
         game = table.game_id
-        where = f"{state.tournament_id}|{table.round}|{table.table}"
+        where = f"{state.tournament_id}|{table.round}|{table.table}"  # read by _tournament_of
         await self.client.hset(self.keys.tournament_tables(), game, where)
         create = {
             "rules": state.rules,
@@ -828,3 +831,8 @@ def _ends_a_game(delivery: Delivery) -> bool:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _tournament_of(where: Any) -> str:
+    """The tournament of a game -> table entry (``<tournament>|<round>|<table>``)."""
+    return _text(where).split("|")[0]

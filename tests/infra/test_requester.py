@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -45,6 +45,17 @@ async def test_a_command_nobody_answers_times_out_and_is_forgotten(
         assert requester._waiting == {}
     finally:
         await requester.close()
+
+
+def answered_later(command: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``command`` done at once, its answer heard a moment later."""
+
+    async def later(*args: Any, **kwargs: Any) -> Any:
+        done = await command(*args, **kwargs)
+        await asyncio.sleep(0.01)
+        return done
+
+    return later
 
 
 async def referee(bus: Bus, keys: Keys, count: int) -> None:
@@ -148,21 +159,13 @@ async def test_two_refreshes_that_find_one_loss_tell_it_once(
         told.append(True)
 
     requester.on_lost = on_lost
-    client = requester.bus.client
+    client: Any = requester.bus.client  # (a command of it is slowed below)
     pexpire = client.pexpire
-
-    async def slow_pexpire(*args: Any, **kwargs: Any) -> Any:
-        """Done at once, answered a moment later: both refreshes' writes are done before
-        either hears back."""
-        done = await pexpire(*args, **kwargs)
-        await asyncio.sleep(0.01)
-        return done
-
     try:
         await requester.start()
         await client.delete(requester.stream)
-        client.pexpire = slow_pexpire
-        assert await asyncio.gather(requester.keep(), requester.keep()) == [False, False]
+        client.pexpire = answered_later(pexpire)  # both refreshes write before either hears
+        assert list(await asyncio.gather(requester.keep(), requester.keep())) == [False, False]
         assert told == [True]
         assert await requester.keep()
     finally:
@@ -196,16 +199,9 @@ async def test_a_loss_whose_telling_failed_is_found_again(made: tuple[Requester,
 
 async def test_two_first_requests_at_once_start_one_reader(made: tuple[Requester, Keys]) -> None:
     requester, _ = made
-    client = requester.bus.client
+    client: Any = requester.bus.client  # (a command of it is slowed below)
     xadd = client.xadd
-
-    async def slow_xadd(*args: Any, **kwargs: Any) -> Any:
-        """Answered a moment after it is done: both starts are under way at once."""
-        added = await xadd(*args, **kwargs)
-        await asyncio.sleep(0.01)
-        return added
-
-    client.xadd = slow_xadd
+    client.xadd = answered_later(xadd)  # both starts are under way at once
     try:
         await asyncio.gather(requester.start(), requester.start())
         readers = [t for t in asyncio.all_tasks() if t.get_name() == "replies" and not t.done()]
